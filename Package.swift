@@ -1,0 +1,114 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// The target graph follows the pipeline: wire model -> compression -> store -> server,
+/// with the systemd/journald and archive integrations as their own targets so each
+/// library only pulls the dependencies it needs.
+let package = Package(
+    name: "mamtelemetryd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "mamtelemetryd", targets: ["mamtelemetryd"]),
+        .executable(name: "mamtelemetryctl", targets: ["mamtelemetryctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(
+            url: "https://github.com/apple/swift-configuration.git", from: "1.4.0",
+            traits: [.defaults, "CommandLineArguments", "YAML"]),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+    ],
+    targets: [
+        // MARK: C system libraries (thin shims for macros Swift cannot import)
+        .systemLibrary(
+            name: "CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(
+            name: "CSystemd", pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(
+            name: "CArchive", pkgConfig: "libarchive",
+            providers: [.apt(["libarchive-dev"])]),
+
+        // MARK: Libraries
+        .target(name: "TelemetryModel"),
+        .target(name: "Compression", dependencies: ["CZlib"]),
+        .target(
+            name: "TelemetryStore",
+            dependencies: [
+                "TelemetryModel", "Compression",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+        .target(
+            name: "Journal",
+            dependencies: [
+                "CSystemd", "TelemetryModel",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+        .target(
+            name: "Bundles",
+            dependencies: [
+                "CArchive", "TelemetryModel", "TelemetryStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
+        .target(
+            name: "TelemetryServer",
+            dependencies: [
+                "TelemetryModel", "Compression", "TelemetryStore", "Journal", "Bundles",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            resources: [.copy("Resources/openapi.yaml")]),
+
+        // MARK: Executables
+        .executableTarget(name: "mamtelemetryd", dependencies: ["TelemetryServer"]),
+        .executableTarget(
+            name: "mamtelemetryctl",
+            dependencies: [
+                "TelemetryModel", "Bundles",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]),
+
+        // MARK: Tests
+        .testTarget(name: "TelemetryModelTests", dependencies: ["TelemetryModel"]),
+        .testTarget(name: "CompressionTests", dependencies: ["Compression"]),
+        .testTarget(name: "TelemetryStoreTests", dependencies: ["TelemetryStore", "Compression"]),
+        .testTarget(name: "JournalTests", dependencies: ["Journal"]),
+        .testTarget(name: "BundlesTests", dependencies: ["Bundles", "TelemetryStore"]),
+        .testTarget(
+            name: "TelemetryServerTests",
+            dependencies: [
+                "TelemetryServer", "Compression",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "TelemetryModel", "Compression",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
+    ]
+)

@@ -1,0 +1,189 @@
+import Foundation
+
+/// Values that apply to every record of a log upload when a line does not carry them
+/// itself: `/v1/logs?app=..&device=..` for console exports, and the metadata of a
+/// diagnostic upload (which also stamps its incident id on each record).
+public struct LogDefaults: Sendable, Hashable {
+    public var appId: String?
+    public var deviceId: String?
+    public var sessionId: String?
+    public var identity: String?
+    public var incident: String?
+    public var flags: AppFlags
+
+    public init(
+        appId: String? = nil, deviceId: String? = nil, sessionId: String? = nil,
+        identity: String? = nil, incident: String? = nil, flags: AppFlags = .unspecified
+    ) {
+        self.appId = appId
+        self.deviceId = deviceId
+        self.sessionId = sessionId
+        self.identity = identity
+        self.incident = incident
+        self.flags = flags
+    }
+}
+
+/// One diagnostic log record as read from NDJSON (SPEC §2.4).
+struct WireLogRecord: Decodable {
+    var time: Int64?
+    var level: LogLevel
+    var message: String
+    var component: String?
+    var appId: String?
+    var deviceId: String?
+    var sessionId: String?
+    var identity: String?
+    var eventId: String?
+    var flags: AppFlags
+
+    enum Keys: String, CodingKey {
+        case time, level, message, component, category, appId, deviceId, sessionId, identity
+        case eventId, settings, id, receivedAt, env, incident
+    }
+
+    init(from decoder: Decoder) throws {
+        let r = FieldReader(container: try decoder.container(keyedBy: Keys.self), prefix: "")
+        for reserved in [Keys.id, .receivedAt, .env, .incident] where r.has(reserved) {
+            throw FieldError("\(reserved.stringValue) is a reserved field set by the server; rename it")
+        }
+        guard let message = try r.string(.message) else { throw FieldError("message is required") }
+        self.message = message
+        if let name = try r.string(.level) {
+            guard let level = LogLevel(name: name) else {
+                throw FieldError("level: \"\(name)\" is not one of verbose, info, warning, error")
+            }
+            self.level = level
+        } else {
+            level = .info
+        }
+        time = try r.time(.time)
+        component = try r.string(.component) ?? r.string(.category)
+        appId = try r.string(.appId)
+        deviceId = try r.string(.deviceId)
+        sessionId = try r.string(.sessionId)
+        identity = try r.string(.identity)
+        eventId = try r.string(.eventId)
+        flags = try r.settings(.settings)
+    }
+}
+
+/// Decodes `POST /v1/logs` and diagnostic-upload bodies: NDJSON records or console-export
+/// text lines, with request-level defaults filled into records that lack them.
+public struct LogRecordDecoder {
+    public var limits: DecodeLimits
+    private let decoder = JSONDecoder()
+
+    public init(limits: DecodeLimits = .default) { self.limits = limits }
+
+    /// NDJSON or a JSON array of log records.
+    public func decodeJSON(body: [UInt8], defaults: LogDefaults, receivedAt: Int64) throws -> (records: [DecodedRecord], rejected: [LineError]) {
+        let (elements, early) = try BodySplitter.split(body, limits: limits)
+        var records: [DecodedRecord] = []
+        records.reserveCapacity(elements.count)
+        var rejected = early
+        body.withUnsafeBufferPointer { all in
+            for element in elements {
+                let slice = UnsafeBufferPointer(rebasing: all[element.range])
+                switch decodeOne(slice, defaults: defaults, receivedAt: receivedAt) {
+                case .success(let r): records.append(r)
+                case .failure(let m): rejected.append(LineError(line: element.line, error: m.text))
+                }
+            }
+        }
+        rejected.sort { $0.line < $1.line }
+        return (records, rejected)
+    }
+
+    /// Console-export text: every non-blank line becomes a record; lines whose timestamp or
+    /// level cannot be read are kept as `info` with their raw text, never dropped.
+    public func decodeText(body: [UInt8], defaults: LogDefaults, receivedAt: Int64) throws -> (records: [DecodedRecord], rejected: [LineError]) {
+        guard defaults.appId?.isEmpty == false else {
+            throw RequestLimitError(
+                limit: "app", value: 0,
+                message: "text/plain logs need the app id: pass ?app=<bundle id> or the X-MAM-App-Id header")
+        }
+        var records: [DecodedRecord] = []
+        var rejected: [LineError] = []
+        var lineNo = 0
+        for rawLine in body.split(separator: 0x0A, omittingEmptySubsequences: false) {
+            lineNo += 1
+            var line = String(decoding: rawLine, as: UTF8.self)
+            if line.hasSuffix("\r") { line.removeLast() }
+            if line.allSatisfy(\.isWhitespace) { continue }
+            if rawLine.count > limits.maxLineBytes {
+                rejected.append(LineError(line: lineNo, error: "line is longer than the limit maxLineBytes=\(limits.maxLineBytes)"))
+                continue
+            }
+            if records.count + rejected.count >= limits.maxRecordsPerRequest {
+                throw RequestLimitError(
+                    limit: "maxRecordsPerRequest", value: limits.maxRecordsPerRequest,
+                    message: "request holds more than maxRecordsPerRequest=\(limits.maxRecordsPerRequest) records; split it into smaller batches")
+            }
+            let parsed = TextLogLine.parse(line)
+            records.append(
+                build(
+                    time: parsed.time ?? receivedAt, level: parsed.level, message: parsed.message,
+                    component: parsed.component, defaults: defaults))
+        }
+        return (records, rejected)
+    }
+
+    func decodeOne(_ bytes: UnsafeBufferPointer<UInt8>, defaults: LogDefaults, receivedAt: Int64) -> Result<DecodedRecord, Message> {
+        let info: JSONShape.Info
+        switch JSONShape.check(bytes, limits: limits) {
+        case .success(let i): info = i
+        case .failure(let e): return .failure(Message(e.message))
+        }
+        var json = info.hasLayoutWhitespace ? JSONShape.compact(bytes) : Array(bytes)
+        let wire: WireLogRecord
+        do {
+            wire = try decoder.decode(WireLogRecord.self, from: Data(json))
+        } catch {
+            return .failure(Message(describe(error)))
+        }
+        guard let appId = wire.appId ?? defaults.appId, !appId.isEmpty else {
+            return .failure(Message("appId is required (in the record, ?app= or X-MAM-App-Id)"))
+        }
+        // Fill in what the request said for the whole upload, so the stored record is complete.
+        var w = JSONWriter(capacity: 96)
+        if wire.appId == nil { w.field("appId", appId) }
+        if wire.deviceId == nil, let d = defaults.deviceId { w.field("deviceId", d) }
+        if wire.sessionId == nil, let s = defaults.sessionId { w.field("sessionId", s) }
+        if wire.identity == nil, let u = defaults.identity { w.field("identity", u) }
+        if let incident = defaults.incident { w.field("incident", incident) }
+        if !w.bytes.isEmpty { json = JSONSplice.prepend(w.bytes, to: json) }
+        let keys = RecordKeys(
+            time: wire.time ?? receivedAt, appId: appId,
+            deviceId: wire.deviceId ?? defaults.deviceId ?? "",
+            sessionId: wire.sessionId ?? defaults.sessionId ?? "",
+            identity: (wire.identity ?? defaults.identity ?? "").lowercased(),
+            detail: wire.component ?? "", level: wire.level, incident: defaults.incident ?? "")
+        return .success(
+            DecodedRecord(
+                json: json, keys: keys, flags: wire.flags.merged(with: defaults.flags), eventId: wire.eventId,
+                message: wire.message))
+    }
+
+    /// Builds the stored JSON for a record the daemon parsed out of text.
+    func build(time: Int64, level: LogLevel, message: String, component: String?, defaults: LogDefaults) -> DecodedRecord {
+        var w = JSONWriter(capacity: message.utf8.count + 160)
+        w.beginObject()
+        w.field("time", Timestamp.format(milliseconds: time))
+        w.field("level", level.name)
+        w.field("message", message)
+        if let component { w.field("component", component) }
+        let appId = defaults.appId ?? ""
+        w.field("appId", appId)
+        if let d = defaults.deviceId { w.field("deviceId", d) }
+        if let s = defaults.sessionId { w.field("sessionId", s) }
+        if let u = defaults.identity { w.field("identity", u) }
+        if let i = defaults.incident { w.field("incident", i) }
+        w.endObject()
+        let keys = RecordKeys(
+            time: time, appId: appId, deviceId: defaults.deviceId ?? "", sessionId: defaults.sessionId ?? "",
+            identity: (defaults.identity ?? "").lowercased(), detail: component ?? "", level: level,
+            incident: defaults.incident ?? "")
+        return DecodedRecord(json: w.bytes, keys: keys, flags: defaults.flags, eventId: nil, message: message)
+    }
+}

@@ -1,0 +1,33 @@
+/// A point in time as a query parameter: RFC 3339, epoch milliseconds, `now`, or relative to
+/// now like `-15m`, `-2h`, `-7d` (the forms `journalctl --since` users reach for).
+public enum TimeExpression {
+    public static func parse(_ text: String, now: Int64) -> Int64? {
+        let t = text.trimmingCharactersInSetWhitespace()
+        if t == "now" { return now }
+        if let first = t.first, first == "-" || first == "+", t.count >= 3,
+            let unit = t.last, let amount = Int64(t.dropFirst().dropLast())
+        {
+            let scale: Int64
+            switch unit {
+            case "s": scale = 1000
+            case "m": scale = 60_000
+            case "h": scale = 3_600_000
+            case "d": scale = 86_400_000
+            case "w": scale = 7 * 86_400_000
+            default: return nil
+            }
+            return now + (first == "-" ? -1 : 1) * amount * scale
+        }
+        if let ms = Int64(t) { return ms }
+        return Timestamp.parse(t)
+    }
+}
+
+extension String {
+    func trimmingCharactersInSetWhitespace() -> String {
+        var s = Substring(self)
+        while let f = s.first, f.isWhitespace { s = s.dropFirst() }
+        while let l = s.last, l.isWhitespace { s = s.dropLast() }
+        return String(s)
+    }
+}

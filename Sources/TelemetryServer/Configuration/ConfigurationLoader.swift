@@ -1,0 +1,75 @@
+import Configuration
+import SystemPackage
+import Foundation
+import TelemetryModel
+
+/// Reads the configuration from, highest priority first: command-line flags
+/// (`--data-dir`), environment variables (`MAMTELEMETRY_DATA_DIR`), the YAML file
+/// (`dataDir:`), then built-in defaults. The same loader runs again on SIGHUP.
+public enum ConfigurationLoader {
+    public static func load(
+        arguments: [String] = CommandLine.arguments,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws -> ServerConfiguration {
+        let prefix = "MAMTELEMETRY_"
+        var env: [String: String] = [:]
+        for (k, v) in environment where k.hasPrefix(prefix) { env[String(k.dropFirst(prefix.count))] = v }
+
+        var providers: [any ConfigProvider] = [
+            CommandLineArgumentsProvider(arguments: arguments),
+            EnvironmentVariablesProvider(environmentVariables: env),
+        ]
+        let bootstrap = ConfigReader(providers: providers)
+        let file = bootstrap.string(forKey: "config")
+        if let file {
+            guard FileManager.default.isReadableFile(atPath: file) else {
+                throw ConfigurationError.unreadable(path: file, reason: "no such readable file")
+            }
+            do {
+                providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(file)))
+            } catch {
+                throw ConfigurationError.unreadable(path: file, reason: "\(error)")
+            }
+        }
+        let config = ConfigReader(providers: providers)
+        var c = ServerConfiguration()
+        c.configFile = file
+        if let listen = config.string(forKey: "listen") { try c.setListen(listen) }
+        if let dir = config.string(forKey: "dataDir") ?? environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init) {
+            c.dataDirectory = URL(fileURLWithPath: dir)
+        }
+        c.logLevel = config.string(forKey: "logLevel", default: c.logLevel)
+
+        c.store.zlibLevel = Int32(try bounded(config, "store.zlibLevel", Int(c.store.zlibLevel), 0...9))
+        c.store.maxBatchRecords = try bounded(config, "store.maxBatchRecords", c.store.maxBatchRecords, 1...1_000_000)
+
+        c.maxBodyBytes = try bounded(config, "limits.maxBodyBytes", c.maxBodyBytes, 1024...(1 << 30))
+        c.inflateLimits.maxOutputBytes = try bounded(config, "limits.maxDecompressedBytes", c.inflateLimits.maxOutputBytes, 1024...(4 << 30))
+        c.inflateLimits.maxRatio = try bounded(config, "limits.maxCompressionRatio", c.inflateLimits.maxRatio, 2...100_000)
+        c.decodeLimits.maxLineBytes = try bounded(config, "limits.maxLineBytes", c.decodeLimits.maxLineBytes, 64...(16 << 20))
+        c.decodeLimits.maxRecordsPerRequest = try bounded(config, "limits.maxRecordsPerRequest", c.decodeLimits.maxRecordsPerRequest, 1...10_000_000)
+        c.decodeLimits.maxDepth = try bounded(config, "limits.maxDepth", c.decodeLimits.maxDepth, 1...512)
+        c.decodeLimits.maxFields = try bounded(config, "limits.maxFields", c.decodeLimits.maxFields, 1...100_000)
+        c.decodeLimits.maxStringBytes = try bounded(config, "limits.maxStringBytes", c.decodeLimits.maxStringBytes, 16...(16 << 20))
+
+        c.journalMirror = config.bool(forKey: "journal.mirror", default: c.journalMirror)
+        if let level = config.string(forKey: "journal.minLevel") {
+            guard let l = LogLevel(name: level) else {
+                throw ConfigurationError.invalid(key: "journal.minLevel", value: level, expected: "verbose, info, warning or error")
+            }
+            c.journalMinLevel = l
+        }
+        c.killSwitchSeconds = try bounded(config, "killSwitch.seconds", c.killSwitchSeconds, 0...(30 * 86_400))
+        c.appsTelemetryDisabled = config.stringArray(forKey: "apps.telemetryDisabled", default: [])
+        c.appsUsePPE = config.stringArray(forKey: "apps.usePPE", default: [])
+        return c
+    }
+
+    private static func bounded(_ config: ConfigReader, _ key: ConfigKey, _ fallback: Int, _ range: ClosedRange<Int>) throws -> Int {
+        let v = config.int(forKey: key, default: fallback)
+        guard range.contains(v) else {
+            throw ConfigurationError.invalid(key: key.components.joined(separator: "."), value: String(v), expected: "a value in \(range)")
+        }
+        return v
+    }
+}

@@ -1,0 +1,68 @@
+import Compression
+import Foundation
+import TelemetryModel
+import TelemetryStore
+
+/// Everything the daemon can be told, with the defaults a fresh install runs with. Every
+/// field has a command-line flag, an environment variable (`MAMTELEMETRY_` + the key in
+/// upper snake case) and a YAML key; `ConfigurationLoader` reads them in that priority.
+public struct ServerConfiguration: Sendable {
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8470
+    public var dataDirectory: URL = URL(fileURLWithPath: "data")
+    public var configFile: String?
+    public var logLevel: String = "info"
+
+    public var store = StoreConfiguration()
+    public var decodeLimits = DecodeLimits()
+    /// Largest request body accepted as sent on the wire (compressed or not).
+    public var maxBodyBytes: Int = 16 << 20
+    public var inflateLimits = Inflate.Limits()
+
+    /// Mirror accepted diagnostic log records into the systemd journal.
+    public var journalMirror = true
+    /// Lowest level mirrored (verbose mirrors everything).
+    public var journalMinLevel: LogLevel = .verbose
+
+    /// How long a client told to stop sending for an opted-out app should stay quiet.
+    public var killSwitchSeconds: Int = 86_400
+
+    /// Apps the config file marks (merged with `mamtelemetryctl apps import` registrations).
+    public var appsTelemetryDisabled: [String] = []
+    public var appsUsePPE: [String] = []
+
+    public init() {}
+
+    /// Parses `HOST:PORT` (`[::1]:8470` for IPv6).
+    public mutating func setListen(_ text: String) throws {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65535).contains(port)
+        else {
+            throw ConfigurationError.invalid(key: "listen", value: text, expected: "HOST:PORT, e.g. 127.0.0.1:8470")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        self.host = host.isEmpty ? "0.0.0.0" : host
+        self.port = port
+    }
+
+    /// Config-file app lists as registry entries.
+    public var configuredApps: [String: AppFlags] {
+        var apps: [String: AppFlags] = [:]
+        for id in appsTelemetryDisabled { apps[id, default: .unspecified].telemetryDisabled = true }
+        for id in appsUsePPE { apps[id, default: .unspecified].usePPE = true }
+        return apps
+    }
+}
+
+public enum ConfigurationError: Error, CustomStringConvertible {
+    case invalid(key: String, value: String, expected: String)
+    case unreadable(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .invalid(let key, let value, let expected): "configuration '\(key)' = '\(value)' is invalid: expected \(expected)"
+        case .unreadable(let path, let reason): "configuration file \(path) cannot be read: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import Compression
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Logging
+import TelemetryModel
+import TelemetryStore
+
+/// The path every ingest request takes after decoding: apply the privacy flags, route by
+/// environment, store durably, then (for logs) hand the records to the journal mirror.
+/// Nothing is written, mirrored or counted per app for a record dropped by
+/// `MAMTelemetryDisabled`: the decision is taken before any of that.
+struct IngestPipeline: Sendable {
+    let store: any RecordStore
+    let registry: AppRegistry
+    let clock: any WallClock
+    let mirror: any LogRecordMirror
+    let configuration: ServerConfiguration
+    let metrics = IngestMetrics()
+    let logger: Logger
+
+    /// Reads the body within `maxBodyBytes` and undoes its Content-Encoding within the
+    /// decompression limits; each refusal names its limit.
+    func readBody(_ request: Request, route: String) async throws -> [UInt8] {
+        let limit = configuration.maxBodyBytes
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw APIError(.contentTooLarge, code: "body_too_large", message: "request body of \(length) bytes exceeds the limit maxBodyBytes=\(limit)")
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw APIError(.contentTooLarge, code: "body_too_large", message: "request body exceeds the limit maxBodyBytes=\(limit)")
+        }
+        let wire = [UInt8](buffer: buffer)
+        let decoded: [UInt8]
+        do {
+            decoded = try ContentDecoding.decode(wire, contentEncoding: request.headers[.contentEncoding], limits: configuration.inflateLimits)
+        } catch let error as CompressionError {
+            switch error {
+            case .outputLimit, .ratioLimit:
+                throw APIError(.contentTooLarge, code: "decompressed_too_large", message: error.description)
+            case .unsupportedEncoding:
+                throw APIError(.unsupportedMediaType, code: "unsupported_encoding", message: error.description)
+            default:
+                throw APIError.badRequest("bad_encoding", error.description)
+            }
+        }
+        metrics.bodyBytes(wire: wire.count, decoded: decoded.count, route: route)
+        return decoded
+    }
+
+    /// Routes and stores decoded records. `userInitiated` marks a diagnostic upload, which
+    /// the user chose to share: kept even when telemetry is disabled.
+    func ingest(
+        _ records: [DecodedRecord], rejected: [LineError], kind: RecordKind, receivedAt: Int64,
+        userInitiated: Bool = false, incident: Incident? = nil
+    ) async throws -> IngestResult {
+        var result = IngestResult()
+        result.rejected = rejected
+        var byEnv: [TelemetryEnvironment: [DecodedRecord]] = [:]
+        var registryCache: [String: AppFlags?] = [:]
+        for record in records {
+            let appId = record.keys.appId
+            let registered: AppFlags?
+            if let cached = registryCache[appId] {
+                registered = cached
+            } else {
+                registered = registry.flags(for: appId)
+                registryCache[appId] = registered
+            }
+            if registered?.telemetryDisabled == true { result.killedApps.insert(appId) }
+            switch PrivacyDecision.resolve(record: record.flags, registry: registered, userInitiated: userInitiated) {
+            case .store(let env): byEnv[env, default: []].append(record)
+            case .drop(let reason): result.dropped[reason, default: 0] += 1
+            }
+        }
+        metrics.rejected(rejected.count, kind: kind, reason: "invalid")
+        metrics.dropped(result.dropped[.telemetryDisabled] ?? 0, kind: kind, reason: .telemetryDisabled)
+
+        // A diagnostic upload with no records still creates its incident (the user's note).
+        if let incident, byEnv[incident.env] == nil {
+            byEnv[incident.env] = []
+        }
+        let outcomes = try await withThrowingTaskGroup(of: (TelemetryEnvironment, AppendOutcome, [DecodedRecord]).self) { group in
+            for (env, list) in byEnv {
+                group.addTask {
+                    let outcome = try await store.append(
+                        list, kind: kind, env: env, receivedAt: receivedAt, incident: incident?.env == env ? incident : nil)
+                    return (env, outcome, list)
+                }
+            }
+            var all: [(TelemetryEnvironment, AppendOutcome, [DecodedRecord])] = []
+            for try await r in group { all.append(r) }
+            return all
+        }
+        for (env, outcome, list) in outcomes {
+            result.accepted += outcome.stored
+            result.env[env] = outcome.stored
+            result.ids += outcome.ids
+            result.dropped[.duplicate, default: 0] += outcome.duplicates
+            metrics.accepted(outcome.stored, kind: kind, env: env)
+            metrics.dropped(outcome.duplicates, kind: kind, reason: .duplicate)
+            if kind == .log, outcome.stored > 0 {
+                // Mirror only what was stored now: a retried duplicate was mirrored the first time.
+                let skip = Set(outcome.duplicateIndices)
+                mirror.mirror(skip.isEmpty ? list : list.enumerated().filter { !skip.contains($0.offset) }.map(\.element), env: env)
+            }
+        }
+        return result
+    }
+}
+
+extension IngestPipeline {
+    /// The HTTP answer: 200 with the counts, or 400 when nothing in the body was usable.
+    func respond(_ result: IngestResult, decodedAnything: Bool) throws -> Response {
+        let now = clock.nowMilliseconds()
+        var headers: HTTPFields = [:]
+        if !result.killedApps.isEmpty {
+            // 1DS collector kill-switch: the client stops sending for these apps for a while.
+            headers[HTTPField.Name("Kill-Tokens")!] = result.killedApps.sorted().joined(separator: ",")
+            headers[HTTPField.Name("Kill-Duration")!] = String(configuration.killSwitchSeconds)
+        }
+        let nothingTaken = result.accepted == 0 && result.dropped.values.reduce(0, +) == 0
+        if nothingTaken && !result.rejected.isEmpty {
+            var error = APIError.badRequest(
+                "no_valid_records",
+                "none of the \(result.rejected.count) records could be used; see 'rejected' for each line's reason")
+            let body = result.encode(serverTime: now)
+            // Reuse the counts object's members beside the error.
+            error.extraMembers = Array(body.dropFirst().dropLast(2))
+            error.headers = headers
+            throw error
+        }
+        if nothingTaken && !decodedAnything {
+            throw APIError.badRequest("empty_body", "the request body holds no records")
+        }
+        return .json(result.encode(serverTime: now), headers: headers)
+    }
+}

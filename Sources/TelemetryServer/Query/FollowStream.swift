@@ -1,0 +1,100 @@
+import HTTPTypes
+import Hummingbird
+import ServiceLifecycle
+import TelemetryModel
+import TelemetryStore
+
+/// `follow=true`: like `journalctl -f`, first the newest matching records (oldest first),
+/// then every new match as it is committed, as server-sent events or NDJSON. Modelled on
+/// systemd-journal-gatewayd's `/entries?follow`. The stream wakes on commit notices rather
+/// than polling, sends a heartbeat while idle (which is also how a vanished client is
+/// noticed), and ends on client disconnect or daemon shutdown.
+struct FollowStream: Sendable {
+    let store: any RecordStore
+    let query: RecordQuery
+    let serverSentEvents: Bool
+    var heartbeat: Duration = .seconds(15)
+
+    func response() -> Response {
+        var headers: HTTPFields = [:]
+        headers[.contentType] = serverSentEvents ? "text/event-stream" : "application/x-ndjson"
+        headers[.cacheControl] = "no-cache"
+        let this = self
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            try await this.stream(to: &writer)
+            try await writer.finish(nil)
+        })
+    }
+
+    enum Wake: Sendable {
+        case commit(CommitNotice)
+        case tick
+    }
+
+    private func stream(to writer: inout any ResponseBodyWriter) async throws {
+        // Subscribe first, so nothing committed between the backlog read and the wait is missed.
+        let commits = store.commits()
+        var lastSeen = try await store.latestID(env: query.env)
+        var backlog = query
+        backlog.order = .desc
+        backlog.after = nil
+        backlog.limit = min(query.limit, 1000)
+        let initial = try await store.query(backlog).records.reversed().filter { $0.id <= lastSeen }
+        try await write(Array(initial), to: &writer)
+
+        let (wakes, wake) = AsyncStream<Wake>.makeStream(bufferingPolicy: .bufferingNewest(8))
+        // On daemon shutdown the wake stream ends, and with it the response body.
+        try await withGracefulShutdownHandler {
+          try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await notice in commits { wake.yield(.commit(notice)) }
+                wake.finish()
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: heartbeat)
+                    wake.yield(.tick)
+                }
+            }
+            defer { group.cancelAll() }
+            for await event in wakes {
+                switch event {
+                case .tick:
+                    try await writer.write(ByteBuffer(string: serverSentEvents ? ": keep-alive\n\n" : "\n"))
+                case .commit(let notice):
+                    guard notice.env == query.env, notice.kinds.contains(query.kind), notice.lastId > lastSeen else { continue }
+                    var next = query
+                    next.order = .asc
+                    next.limit = 1000
+                    repeat {
+                        next.after = lastSeen
+                        let page = try await store.query(next)
+                        try await write(page.records, to: &writer)
+                        if let last = page.records.last { lastSeen = last.id }
+                        if page.nextAfter == nil { break }
+                    } while true
+                    lastSeen = max(lastSeen, notice.lastId)
+                }
+            }
+          }
+        } onGracefulShutdown: {
+            wake.finish()
+        }
+    }
+
+    private func write(_ records: [StoredRecord], to writer: inout any ResponseBodyWriter) async throws {
+        guard !records.isEmpty else { return }
+        var out: [UInt8] = []
+        for r in records {
+            if serverSentEvents {
+                out.append(contentsOf: "id: \(r.id)\nevent: \(query.kind.rawValue)\ndata: ".utf8)
+                out.append(contentsOf: RecordRendering.render(r))
+                out.append(contentsOf: "\n\n".utf8)
+            } else {
+                out.append(contentsOf: RecordRendering.render(r))
+                out.append(0x0A)
+            }
+        }
+        try await writer.write(ByteBuffer(bytes: out))
+    }
+}

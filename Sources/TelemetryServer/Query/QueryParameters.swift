@@ -1,0 +1,99 @@
+import Foundation
+import Hummingbird
+import TelemetryModel
+import TelemetryStore
+
+/// Turns `GET /v1/events` / `GET /v1/logs` query parameters into a `RecordQuery`,
+/// refusing anything malformed with a 400 that names the parameter.
+enum QueryParameters {
+    static func parse(_ request: Request, kind: RecordKind, now: Int64) throws -> (RecordQuery, follow: Bool) {
+        let p = request.uri.queryParameters
+        func value(_ name: String) -> String? {
+            guard let v = p.get(name), !v.isEmpty else { return nil }
+            return v
+        }
+        var q = RecordQuery(kind: kind)
+        if let env = value("env") {
+            guard let e = TelemetryEnvironment(rawValue: env.lowercased()) else {
+                throw APIError.badRequest("invalid_parameter", "env must be prod or ppe, not '\(env)'")
+            }
+            q.env = e
+        }
+        q.app = value("app")
+        q.device = value("device")
+        q.session = value("session")
+        q.identity = value("identity")
+        q.name = value("name")
+        q.contains = value("contains")
+        if let incident = value("incident") {
+            guard let id = IncidentID(parsing: incident) else {
+                throw APIError.badRequest("invalid_parameter", "incident '\(incident)' is not an incident id like MAM-7K2Q-9XPF")
+            }
+            q.incident = id.value
+        }
+        if let code = value("statusCode") {
+            guard let c = Int(code) else { throw APIError.badRequest("invalid_parameter", "statusCode must be an integer, not '\(code)'") }
+            q.statusCode = c
+        }
+        if let level = value("level") {
+            guard let l = LogLevel(name: level) else {
+                throw APIError.badRequest("invalid_parameter", "level must be verbose, info, warning or error, not '\(level)'")
+            }
+            q.minLevel = l
+        }
+        for (name, keyPath) in [("since", \RecordQuery.since), ("until", \RecordQuery.until)] {
+            if let text = value(name) {
+                guard let t = TimeExpression.parse(text, now: now) else {
+                    throw APIError.badRequest(
+                        "invalid_parameter", "\(name) '\(text)' is not RFC 3339, epoch milliseconds, or relative like -15m, -2h, -7d")
+                }
+                q[keyPath: keyPath] = t
+            }
+        }
+        if let order = value("order") {
+            guard let o = RecordQuery.Order(rawValue: order.lowercased()) else {
+                throw APIError.badRequest("invalid_parameter", "order must be asc or desc, not '\(order)'")
+            }
+            q.order = o
+        }
+        if let limit = value("limit") {
+            guard let n = Int(limit), (1...10_000).contains(n) else {
+                throw APIError.badRequest("invalid_parameter", "limit must be an integer from 1 to 10000, not '\(limit)'")
+            }
+            q.limit = n
+        }
+        if let cursor = value("cursor") {
+            q.after = try Cursor.decode(cursor, for: q)
+        }
+        let follow = ["true", "1", "yes"].contains(value("follow")?.lowercased() ?? "")
+        return (q, follow)
+    }
+}
+
+/// The opaque pagination cursor: the last record id served, bound to the kind,
+/// environment and order it was issued for, so it cannot be replayed against another query.
+enum Cursor {
+    static func encode(after id: Int64, for q: RecordQuery) -> String {
+        let plain = "v1:\(q.kind.rawValue):\(q.env.rawValue):\(q.order.rawValue):\(id)"
+        return Data(plain.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decode(_ text: String, for q: RecordQuery) throws -> Int64 {
+        var b64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while b64.count % 4 != 0 { b64 += "=" }
+        guard let data = Data(base64Encoded: b64), let plain = String(data: data, encoding: .utf8) else {
+            throw APIError.badRequest("invalid_cursor", "cursor is not one this server issued")
+        }
+        let parts = plain.split(separator: ":")
+        guard parts.count == 5, parts[0] == "v1", let id = Int64(parts[4]) else {
+            throw APIError.badRequest("invalid_cursor", "cursor is not one this server issued")
+        }
+        guard parts[1] == q.kind.rawValue, parts[2] == q.env.rawValue, parts[3] == q.order.rawValue else {
+            throw APIError.badRequest(
+                "invalid_cursor", "cursor was issued for \(parts[1]) in \(parts[2]) order \(parts[3]); repeat the query with the same kind, env and order")
+        }
+        return id
+    }
+}

@@ -1,0 +1,52 @@
+import Hummingbird
+import TelemetryModel
+import TelemetryStore
+
+/// A component `/readyz` reports on. `required` checks decide readiness; the others (the
+/// journal mirror) are reported but do not take the daemon out of service, because it
+/// keeps collecting without them (SPEC §5).
+public struct ReadinessCheck: Sendable {
+    public var name: String
+    public var required: Bool
+    public var probe: @Sendable () async -> (ok: Bool, detail: String)
+
+    public init(name: String, required: Bool, probe: @escaping @Sendable () async -> (ok: Bool, detail: String)) {
+        self.name = name
+        self.required = required
+        self.probe = probe
+    }
+}
+
+/// `GET /healthz` (the process answers) and `GET /readyz` (store open and accepting).
+struct HealthRoutes: Sendable {
+    let checks: [ReadinessCheck]
+
+    func register(on router: Router<AppRequestContext>) {
+        router.get("/healthz") { _, _ in Response.json(Array("{\"status\":\"ok\"}\n".utf8)) }
+        router.get("/readyz") { _, _ in await readiness() }
+    }
+
+    func readiness() async -> Response {
+        var ready = true
+        var w = JSONWriter()
+        w.beginObject()
+        var results = JSONWriter()
+        results.beginObject()
+        for check in checks {
+            let (ok, detail) = await check.probe()
+            if check.required && !ok { ready = false }
+            var c = JSONWriter()
+            c.beginObject()
+            c.field("ok", ok)
+            c.field("required", check.required)
+            c.field("detail", detail)
+            c.endObject()
+            results.field(check.name, rawJSON: c.bytes)
+        }
+        results.endObject()
+        w.field("status", ready ? "ready" : "not_ready")
+        w.field("checks", rawJSON: results.bytes)
+        w.endObject()
+        return .json(w.bytes + [0x0A], status: ready ? .ok : .serviceUnavailable)
+    }
+}

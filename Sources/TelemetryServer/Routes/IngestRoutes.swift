@@ -1,0 +1,123 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import TelemetryModel
+import TelemetryStore
+
+/// `POST /v1/telemetry`, `POST /v1/logs`, `POST /v1/diagnostics` (SPEC §3). Each decodes
+/// its body line by line, then hands the usable records to the ingest pipeline.
+struct IngestRoutes: Sendable {
+    let pipeline: IngestPipeline
+
+    func register(on router: Router<AppRequestContext>) {
+        router.post("/v1/telemetry") { request, _ in try await telemetry(request) }
+        router.post("/v1/logs") { request, _ in try await logs(request) }
+        router.post("/v1/diagnostics") { request, _ in try await diagnostics(request) }
+    }
+
+    func telemetry(_ request: Request) async throws -> Response {
+        let body = try await pipeline.readBody(request, route: "telemetry")
+        let now = pipeline.clock.nowMilliseconds()
+        let decoder = TelemetryEventDecoder(limits: pipeline.configuration.decodeLimits)
+        let (records, rejected) = try decodeOrRefuse { try decoder.decode(body: body, receivedAt: now) }
+        let result = try await store { try await pipeline.ingest(records, rejected: rejected, kind: .event, receivedAt: now) }
+        return try pipeline.respond(result, decodedAnything: !records.isEmpty || !rejected.isEmpty)
+    }
+
+    func logs(_ request: Request) async throws -> Response {
+        let body = try await pipeline.readBody(request, route: "logs")
+        let now = pipeline.clock.nowMilliseconds()
+        let q = request.uri.queryParameters
+        func param(_ name: String, _ header: String) -> String? {
+            q.get(name) ?? request.headers[HTTPField.Name(header)!]
+        }
+        let defaults = LogDefaults(
+            appId: param("app", "X-MAM-App-Id"), deviceId: param("device", "X-MAM-Device-Id"),
+            sessionId: param("session", "X-MAM-Session-Id"))
+        let decoder = LogRecordDecoder(limits: pipeline.configuration.decodeLimits)
+        let isText = request.headers[.contentType]?.lowercased().hasPrefix("text/plain") == true
+        let (records, rejected) = try decodeOrRefuse {
+            isText
+                ? try decoder.decodeText(body: body, defaults: defaults, receivedAt: now)
+                : try decoder.decodeJSON(body: body, defaults: defaults, receivedAt: now)
+        }
+        let result = try await store { try await pipeline.ingest(records, rejected: rejected, kind: .log, receivedAt: now) }
+        return try pipeline.respond(result, decodedAnything: !records.isEmpty || !rejected.isEmpty)
+    }
+
+    func diagnostics(_ request: Request) async throws -> Response {
+        let body = try await pipeline.readBody(request, route: "diagnostics")
+        let now = pipeline.clock.nowMilliseconds()
+        let upload: DiagnosticUpload
+        do {
+            upload = try DiagnosticUpload(json: body, limits: pipeline.configuration.decodeLimits)
+        } catch let error as DiagnosticUpload.Invalid {
+            throw APIError.badRequest("invalid_upload", error.message)
+        }
+        let incidentID = IncidentID.random().value
+        let guid = UUID().uuidString.lowercased()
+        let defaults = LogDefaults(
+            appId: upload.appId, deviceId: upload.deviceId, sessionId: upload.sessionId,
+            identity: upload.identity, incident: incidentID, flags: upload.flags)
+        let decoder = LogRecordDecoder(limits: pipeline.configuration.decodeLimits)
+        var (records, rejected) = try decodeOrRefuse {
+            try decoder.decodeJSON(body: upload.ndjsonLogs, defaults: defaults, receivedAt: now)
+        }
+        if let text = upload.text {
+            let (more, bad) = try decodeOrRefuse { try decoder.decodeText(body: Array(text.utf8), defaults: defaults, receivedAt: now) }
+            records += more
+            rejected += bad
+        }
+        let times = records.map(\.keys.time)
+        let registered = pipeline.registry.flags(for: upload.appId)
+        let decision = PrivacyDecision.resolve(record: upload.flags, registry: registered, userInitiated: true)
+        guard case .store(let env) = decision else {
+            throw APIError.badRequest("invalid_upload", "diagnostic upload could not be routed")
+        }
+        // Every record of the upload follows the upload's own routing (it is one incident).
+        for i in records.indices { records[i].flags = upload.flags }
+        let incident = Incident(
+            id: incidentID, guid: guid, env: env, appId: upload.appId, deviceId: upload.deviceId,
+            sessionId: upload.sessionId, identity: upload.identity, description: upload.description,
+            createdAt: now, recordCount: records.count, firstTime: times.min(), lastTime: times.max())
+        var result = try await store {
+            try await pipeline.ingest(
+                records, rejected: rejected, kind: .log, receivedAt: now, userInitiated: true, incident: incident)
+        }
+        result.incident = (incidentID, guid)
+        IncidentMetrics.created(env: env)
+        return .json(result.encode(serverTime: now), status: .created)
+    }
+
+    /// Maps request-level limit errors to a 413 naming the limit.
+    private func decodeOrRefuse<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as RequestLimitError {
+            let status: HTTPResponse.Status = error.limit == "maxRecordsPerRequest" ? .contentTooLarge : .badRequest
+            throw APIError(status, code: error.limit == "maxRecordsPerRequest" ? "too_many_records" : "missing_parameter", message: error.message)
+        }
+    }
+
+    /// Maps store failures to retry-later answers: the client keeps the data and resends.
+    private func store(_ body: () async throws -> IngestResult) async throws -> IngestResult {
+        do {
+            return try await body()
+        } catch let error as StoreError {
+            throw APIError.unavailable("the store cannot take writes right now (\(error)); retry later", retryAfter: 5)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            pipeline.logger.error("ingest commit failed", metadata: ["error": "\(error)"])
+            throw APIError.unavailable("the store failed to commit (\(error)); nothing was acknowledged, retry later", retryAfter: 5)
+        }
+    }
+}
+
+import Metrics
+
+enum IncidentMetrics {
+    static func created(env: TelemetryEnvironment) {
+        Counter(label: "mamtelemetry_incidents_created_total", dimensions: [("env", env.rawValue)]).increment()
+    }
+}

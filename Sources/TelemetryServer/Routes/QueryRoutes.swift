@@ -1,0 +1,83 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import TelemetryModel
+import TelemetryStore
+
+/// `GET /v1/events`, `GET /v1/logs` (with `follow=true`), `GET /v1/incidents/{id}`.
+struct QueryRoutes: Sendable {
+    let store: any RecordStore
+    let clock: any WallClock
+
+    func register(on router: Router<AppRequestContext>) {
+        router.get("/v1/events") { request, _ in try await records(request, kind: .event, member: "events") }
+        router.get("/v1/logs") { request, _ in try await records(request, kind: .log, member: "logs") }
+        router.get("/v1/incidents/{id}") { _, context in try await incident(context) }
+    }
+
+    func records(_ request: Request, kind: RecordKind, member: String) async throws -> Response {
+        let (query, follow) = try QueryParameters.parse(request, kind: kind, now: clock.nowMilliseconds())
+        let accept = request.headers[.accept]?.lowercased() ?? ""
+        if follow {
+            return FollowStream(store: store, query: query, serverSentEvents: accept.contains("text/event-stream")).response()
+        }
+        let page = try await store.query(query)
+        if accept.contains("application/x-ndjson") || accept.contains("application/x-json-stream") {
+            var headers: HTTPFields = [:]
+            headers[.contentType] = "application/x-ndjson"
+            if let next = page.nextAfter { headers[HTTPField.Name("Next-Cursor")!] = Cursor.encode(after: next, for: query) }
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: RecordRendering.ndjson(page.records))))
+        }
+        return .json(RecordRendering.page(page, member: member, query: query))
+    }
+
+    func incident(_ context: AppRequestContext) async throws -> Response {
+        let raw = context.parameters.get("id") ?? ""
+        let key = IncidentID(parsing: raw)?.value ?? raw
+        guard let incident = try await store.incident(id: key) else {
+            throw APIError.notFound("no incident '\(raw)'; incident ids look like MAM-7K2Q-9XPF")
+        }
+        var levels: [String: Int] = [:]
+        var page = RecordPage(records: [], nextAfter: nil)
+        var q = RecordQuery(kind: .log, env: incident.env, incident: incident.id, limit: 1000, order: .asc)
+        repeat {
+            page = try await store.query(q)
+            for r in page.records { levels[(r.keys.level ?? .info).name, default: 0] += 1 }
+            q.after = page.nextAfter
+        } while page.nextAfter != nil
+        return try .json(IncidentView(incident: incident, levels: levels))
+    }
+}
+
+/// `GET /v1/incidents/{id}`: the incident's metadata and record counts by level.
+struct IncidentView: Encodable {
+    var id: String
+    var guid: String
+    var env: String
+    var appId: String
+    var deviceId: String?
+    var sessionId: String?
+    var identity: String?
+    var description: String?
+    var createdAt: String
+    var firstTime: String?
+    var lastTime: String?
+    var records: Int
+    var levels: [String: Int]
+
+    init(incident i: Incident, levels: [String: Int]) {
+        id = i.id
+        guid = i.guid
+        env = i.env.rawValue
+        appId = i.appId
+        deviceId = i.deviceId
+        sessionId = i.sessionId
+        identity = i.identity
+        description = i.description
+        createdAt = Timestamp.format(milliseconds: i.createdAt)
+        firstTime = i.firstTime.map(Timestamp.format(milliseconds:))
+        lastTime = i.lastTime.map(Timestamp.format(milliseconds:))
+        records = levels.values.reduce(0, +)
+        self.levels = levels
+    }
+}

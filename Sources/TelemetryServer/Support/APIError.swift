@@ -1,0 +1,52 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import TelemetryModel
+
+/// An API refusal in the SPEC §3 shape: `{"error": {"code": "...", "message": "..."}}`,
+/// with extra members (e.g. the rejected lines) and headers such as `Retry-After`.
+public struct APIError: HTTPResponseError, Sendable {
+    public var status: HTTPResponse.Status
+    public var code: String
+    public var message: String
+    public var headers: HTTPFields = [:]
+    /// Already-encoded JSON members added beside `error` (e.g. `"rejected":[...]`).
+    public var extraMembers: [UInt8] = []
+
+    public init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("error")
+        w.beginObject()
+        w.field("code", code)
+        w.field("message", message)
+        w.endObject()
+        var bytes = w.bytes
+        if !extraMembers.isEmpty {
+            bytes.append(UInt8(ascii: ","))
+            bytes.append(contentsOf: extraMembers)
+        }
+        bytes.append(UInt8(ascii: "}"))
+        bytes.append(0x0A)
+        var headers = self.headers
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    static func badRequest(_ code: String, _ message: String) -> APIError { APIError(.badRequest, code: code, message: message) }
+    static func notFound(_ message: String) -> APIError { APIError(.notFound, code: "not_found", message: message) }
+}
+
+extension APIError {
+    /// A store that cannot take the write right now: retry later (1DS convention).
+    static func unavailable(_ message: String, retryAfter: Int) -> APIError {
+        APIError(.serviceUnavailable, code: "unavailable", message: message, headers: [.retryAfter: String(retryAfter)])
+    }
+}

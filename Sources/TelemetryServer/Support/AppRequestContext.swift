@@ -1,0 +1,15 @@
+import Hummingbird
+import NIOCore
+
+/// The per-request context. It carries the caller's authenticated principal once the
+/// auth middleware has run, and raises the upload limit to what the config allows (the
+/// ingest routes enforce their own, named, body limit).
+public struct AppRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+
+    public init(source: Source) {
+        coreContext = .init(source: source)
+    }
+
+    public var maxUploadSize: Int { 1 << 30 }
+}

@@ -1,0 +1,68 @@
+/// Minimal little-endian / varint byte writer and reader for the store's own block formats.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    mutating func varint(_ v: UInt64) {
+        var v = v
+        while v >= 0x80 {
+            bytes.append(UInt8(v & 0x7F) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    mutating func int64(_ v: Int64) {
+        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { utf8 in
+            varint(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
+}
+
+struct ByteReader {
+    let bytes: [UInt8]
+    var offset = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    var atEnd: Bool { offset >= bytes.count }
+
+    mutating func varint() throws -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard offset < bytes.count, shift < 64 else { throw StoreError.corruptBlock("varint past end") }
+            let b = bytes[offset]
+            offset += 1
+            result |= UInt64(b & 0x7F) << shift
+            if b < 0x80 { return result }
+            shift += 7
+        }
+    }
+
+    mutating func int64() throws -> Int64 {
+        guard offset + 8 <= bytes.count else { throw StoreError.corruptBlock("int64 past end") }
+        var v: UInt64 = 0
+        for i in 0..<8 { v |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
+        offset += 8
+        return Int64(bitPattern: v)
+    }
+
+    mutating func byte() throws -> UInt8 {
+        guard offset < bytes.count else { throw StoreError.corruptBlock("byte past end") }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func string() throws -> String {
+        let n = Int(try varint())
+        guard offset + n <= bytes.count else { throw StoreError.corruptBlock("string past end") }
+        defer { offset += n }
+        return String(decoding: bytes[offset..<offset + n], as: UTF8.self)
+    }
+}

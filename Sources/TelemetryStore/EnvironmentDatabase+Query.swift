@@ -1,0 +1,113 @@
+import Compression
+import Foundation
+import GRDB
+import TelemetryModel
+
+extension EnvironmentDatabase {
+    /// Reads one page. Batches are visited in id order; a batch is skipped on its time
+    /// bounds (SQL), its level mask and its Bloom filter before anything is inflated, then
+    /// its keys block is filtered, and its payload is inflated only when a record matched.
+    func query(_ q: RecordQuery) async throws -> RecordPage {
+        let env = self.env
+        return try await pool.read { db in
+            var sql = "SELECT firstSeq, count, receivedAt, levelMask, bloom, keys, payload FROM batch WHERE kind = ?"
+            var args: [any DatabaseValueConvertible] = [q.kind == .event ? 0 : 1]
+            if let since = q.since {
+                sql += " AND maxTime >= ?"
+                args.append(since)
+            }
+            if let until = q.until {
+                sql += " AND minTime <= ?"
+                args.append(until)
+            }
+            if let after = q.after {
+                sql += q.order == .asc ? " AND firstSeq + count > ?" : " AND firstSeq < ?"
+                args.append(q.order == .asc ? after + 1 : after)
+            }
+            sql += q.order == .asc ? " ORDER BY firstSeq ASC" : " ORDER BY firstSeq DESC"
+            let terms = q.requiredTerms
+            let needle = q.contains.map { Array($0.lowercased().utf8) }
+            var levelMaskNeeded = 0
+            if let minLevel = q.minLevel {
+                for l in LogLevel.allCases where l >= minLevel { levelMaskNeeded |= 1 << l.rawValue }
+            }
+            var found: [StoredRecord] = []
+            let want = max(q.limit, 0) + 1
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(args))
+            batches: while let row = try rows.next() {
+                if levelMaskNeeded != 0, (row["levelMask"] as Int) & levelMaskNeeded == 0 { continue }
+                let bloom = BloomFilter(bytes: [UInt8](row["bloom"] as Data))
+                if !terms.allSatisfy({ bloom.mightContain($0) }) { continue }
+                let firstSeq: Int64 = row["firstSeq"]
+                let receivedAt: Int64 = row["receivedAt"]
+                let keys = try KeysBlock.decode(Inflate.decompress([UInt8](row["keys"] as Data), format: .zlib))
+                var lines: [ArraySlice<UInt8>]?
+                func line(_ i: Int) throws -> ArraySlice<UInt8> {
+                    if lines == nil {
+                        let payload = try Inflate.decompress([UInt8](row["payload"] as Data), format: .zlib)
+                        lines = payload.split(separator: 0x0A, omittingEmptySubsequences: false)
+                        guard lines!.count == keys.count else {
+                            throw StoreError.corruptBlock("batch at seq \(firstSeq) has \(lines!.count) lines for \(keys.count) keys")
+                        }
+                    }
+                    return lines![i]
+                }
+                let indices: [Int] = q.order == .asc ? Array(keys.indices) : keys.indices.reversed()
+                for i in indices {
+                    let id = firstSeq + Int64(i)
+                    if let after = q.after, q.order == .asc ? id <= after : id >= after { continue }
+                    guard q.matches(keys[i]) else { continue }
+                    let json = try line(i)
+                    if let needle, !json.containsCaseInsensitive(needle) { continue }
+                    found.append(StoredRecord(id: id, receivedAt: receivedAt, env: env, keys: keys[i], json: Array(json)))
+                    if found.count >= want { break batches }
+                }
+            }
+            var next: Int64?
+            if found.count > q.limit {
+                found.removeLast(found.count - q.limit)
+                next = found.last?.id
+            }
+            return RecordPage(records: found, nextAfter: next)
+        }
+    }
+
+    func scanKeys(kind: RecordKind, since: Int64?, until: Int64?, _ visit: @Sendable (RecordKeys) -> Void) async throws {
+        try await pool.read { db in
+            let rows = try Row.fetchCursor(
+                db,
+                sql: "SELECT keys FROM batch WHERE kind = ? AND maxTime >= ? AND minTime <= ? ORDER BY firstSeq",
+                arguments: [kind == .event ? 0 : 1, since ?? Int64.min, until ?? Int64.max])
+            while let row = try rows.next() {
+                let keys = try KeysBlock.decode(Inflate.decompress([UInt8](row["keys"] as Data), format: .zlib))
+                for k in keys {
+                    if let since, k.time < since { continue }
+                    if let until, k.time > until { continue }
+                    visit(k)
+                }
+            }
+        }
+    }
+}
+
+extension ArraySlice where Element == UInt8 {
+    /// ASCII case-insensitive substring test; `needle` must already be lower-case.
+    func containsCaseInsensitive(_ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty else { return true }
+        guard count >= needle.count else { return false }
+        let first = needle[0]
+        var i = startIndex
+        let last = endIndex - needle.count
+        while i <= last {
+            if Self.lower(self[i]) == first {
+                var j = 1
+                while j < needle.count, Self.lower(self[i + j]) == needle[j] { j += 1 }
+                if j == needle.count { return true }
+            }
+            i += 1
+        }
+        return false
+    }
+
+    @inline(__always) static func lower(_ c: UInt8) -> UInt8 { c >= 65 && c <= 90 ? c + 32 : c }
+}

@@ -1,0 +1,128 @@
+import TelemetryModel
+
+/// A filtered, paginated read of one kind of record in one environment (SPEC §3). Equality
+/// filters are exact except `identity`, which is compared lower-cased.
+public struct RecordQuery: Sendable, Hashable {
+    public enum Order: String, Sendable, Hashable { case asc, desc }
+
+    public var kind: RecordKind
+    public var env: TelemetryEnvironment
+    public var app: String?
+    public var device: String?
+    public var session: String?
+    public var identity: String? {
+        didSet { identity = identity?.lowercased() }
+    }
+    public var name: String?
+    public var statusCode: Int?
+    /// Log records at or above this level.
+    public var minLevel: LogLevel?
+    public var incident: String?
+    /// Device time window, epoch ms, inclusive.
+    public var since: Int64?
+    public var until: Int64?
+    /// Case-insensitive substring of the stored JSON record.
+    public var contains: String?
+    public var limit: Int
+    /// Resume after this record id (exclusive), in `order`.
+    public var after: Int64?
+    public var order: Order
+
+    public init(
+        kind: RecordKind, env: TelemetryEnvironment = .prod, app: String? = nil, device: String? = nil,
+        session: String? = nil, identity: String? = nil, name: String? = nil, statusCode: Int? = nil,
+        minLevel: LogLevel? = nil, incident: String? = nil, since: Int64? = nil, until: Int64? = nil,
+        contains: String? = nil, limit: Int = 100, after: Int64? = nil, order: Order = .desc
+    ) {
+        self.kind = kind
+        self.env = env
+        self.app = app
+        self.device = device
+        self.session = session
+        self.identity = identity?.lowercased()
+        self.name = name
+        self.statusCode = statusCode
+        self.minLevel = minLevel
+        self.incident = incident
+        self.since = since
+        self.until = until
+        self.contains = contains
+        self.limit = limit
+        self.after = after
+        self.order = order
+    }
+
+    /// The Bloom terms a batch must (probably) contain to hold a match.
+    var requiredTerms: [BloomTerm] {
+        var t: [BloomTerm] = []
+        if let app { t.append(.app(app)) }
+        if let device { t.append(.device(device)) }
+        if let session { t.append(.session(session)) }
+        if let identity { t.append(.identity(identity)) }
+        if let name { t.append(.name(name)) }
+        if let statusCode { t.append(.statusCode(statusCode)) }
+        if let incident { t.append(.incident(incident)) }
+        return t
+    }
+
+    func matches(_ k: RecordKeys) -> Bool {
+        if let since, k.time < since { return false }
+        if let until, k.time > until { return false }
+        if let app, k.appId != app { return false }
+        if let device, k.deviceId != device { return false }
+        if let session, k.sessionId != session { return false }
+        if let identity, k.identity != identity { return false }
+        if let name, k.name != name { return false }
+        if let statusCode, k.statusCode != statusCode { return false }
+        if let incident, k.incident != incident { return false }
+        if let minLevel, (k.level ?? .info) < minLevel { return false }
+        return true
+    }
+}
+
+/// One stored record as read back: the server-assigned id and receive time, its keys, and
+/// its JSON exactly as stored.
+public struct StoredRecord: Sendable, Hashable {
+    public var id: Int64
+    public var receivedAt: Int64
+    public var env: TelemetryEnvironment
+    public var keys: RecordKeys
+    public var json: [UInt8]
+
+    public init(id: Int64, receivedAt: Int64, env: TelemetryEnvironment, keys: RecordKeys, json: [UInt8]) {
+        self.id = id
+        self.receivedAt = receivedAt
+        self.env = env
+        self.keys = keys
+        self.json = json
+    }
+}
+
+public struct RecordPage: Sendable {
+    public var records: [StoredRecord]
+    /// Pass as `after` to read the next page; nil when there is none.
+    public var nextAfter: Int64?
+
+    public init(records: [StoredRecord], nextAfter: Int64?) {
+        self.records = records
+        self.nextAfter = nextAfter
+    }
+}
+
+/// What an append did with the records it was given.
+public struct AppendOutcome: Sendable, Hashable {
+    public var stored: Int
+    /// Records whose (`appId`, `eventId`) was already stored: a client retry.
+    public var duplicates: Int
+    /// Ids given to the stored records, in order.
+    public var ids: [Int64]
+    /// Positions (in the appended array) of the records dropped as duplicates.
+    public var duplicateIndices: [Int] = []
+}
+
+/// Told to followers after each commit so `follow=true` streams wake up.
+public struct CommitNotice: Sendable, Hashable {
+    public var env: TelemetryEnvironment
+    public var kinds: Set<RecordKind>
+    public var lastId: Int64
+}

@@ -1,0 +1,34 @@
+import TelemetryModel
+
+/// The storage contract every backend implements: the embedded SQLite store today, a
+/// scale-out engine later (SPEC §4). Every method that writes returns only once the data is
+/// durable, which is what lets the HTTP layer promise "2xx means durable".
+public protocol RecordStore: Sendable {
+    /// Stores `records` of one kind in one environment, dropping retries of an already
+    /// stored (`appId`, `eventId`). When an incident is given it is created in the same
+    /// transaction, so an incident never exists without its records or the reverse.
+    func append(
+        _ records: [DecodedRecord], kind: RecordKind, env: TelemetryEnvironment, receivedAt: Int64,
+        incident: Incident?
+    ) async throws -> AppendOutcome
+
+    func query(_ query: RecordQuery) async throws -> RecordPage
+
+    /// Visits the keys of every record of `kind` in the time window, oldest batch first:
+    /// the input of stats, which must cover history, not just what is in memory.
+    func scanKeys(
+        kind: RecordKind, env: TelemetryEnvironment, since: Int64?, until: Int64?,
+        _ visit: @Sendable (RecordKeys) -> Void
+    ) async throws
+
+    func incident(id: String) async throws -> Incident?
+
+    /// The id of the newest record in `env` (0 when empty): where a follower starts.
+    func latestID(env: TelemetryEnvironment) async throws -> Int64
+
+    /// A stream of commit notices for followers; ends when the store closes.
+    func commits() -> AsyncStream<CommitNotice>
+
+    /// Bytes on disk per environment.
+    func sizes() -> [TelemetryEnvironment: Int64]
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Logging
+import TelemetryModel
+
+/// The embedded default store: one SQLite database per environment under the data
+/// directory (`prod/records.sqlite`, `ppe/records.sqlite`), zlib-compressed batches, and a
+/// group committer in front. Run `committer` in the service group; appends wait for it.
+public final class SQLiteRecordStore: RecordStore {
+    let databases: [TelemetryEnvironment: EnvironmentDatabase]
+    let broadcaster = CommitBroadcaster()
+    public let committer: GroupCommitter
+    public let directory: URL
+
+    public init(directory: URL, configuration: StoreConfiguration = .init(), logger: Logger = Logger(label: "store")) throws {
+        self.directory = directory
+        var dbs: [TelemetryEnvironment: EnvironmentDatabase] = [:]
+        for env in TelemetryEnvironment.allCases {
+            dbs[env] = try EnvironmentDatabase(
+                env: env, directory: directory.appendingPathComponent(env.rawValue), configuration: configuration)
+        }
+        databases = dbs
+        committer = GroupCommitter(databases: dbs, broadcaster: broadcaster, configuration: configuration, logger: logger)
+    }
+
+    public func append(
+        _ records: [DecodedRecord], kind: RecordKind, env: TelemetryEnvironment, receivedAt: Int64,
+        incident: Incident?
+    ) async throws -> AppendOutcome {
+        guard !records.isEmpty || incident != nil else { return AppendOutcome(stored: 0, duplicates: 0, ids: []) }
+        return try await committer.submit(
+            EnvironmentDatabase.Group(records: records, kind: kind, receivedAt: receivedAt, incident: incident), env: env)
+    }
+
+    public func query(_ query: RecordQuery) async throws -> RecordPage {
+        try await databases[query.env]!.query(query)
+    }
+
+    public func scanKeys(
+        kind: RecordKind, env: TelemetryEnvironment, since: Int64?, until: Int64?,
+        _ visit: @Sendable (RecordKeys) -> Void
+    ) async throws {
+        try await databases[env]!.scanKeys(kind: kind, since: since, until: until, visit)
+    }
+
+    public func incident(id: String) async throws -> Incident? {
+        for env in TelemetryEnvironment.allCases {
+            if let found = try await databases[env]!.incident(id: id) { return found }
+        }
+        return nil
+    }
+
+    public func latestID(env: TelemetryEnvironment) async throws -> Int64 {
+        try await databases[env]!.latestID()
+    }
+
+    public func commits() -> AsyncStream<CommitNotice> { broadcaster.subscribe() }
+
+    public func sizes() -> [TelemetryEnvironment: Int64] {
+        databases.mapValues { $0.sizeOnDisk() }
+    }
+}

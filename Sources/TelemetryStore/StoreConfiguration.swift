@@ -1,0 +1,20 @@
+/// Tuning of the embedded store. Defaults are sized for SPEC §10: batches large enough for
+/// zlib to reach high ratios on repetitive telemetry, small enough to inflate quickly when
+/// a query needs a single record.
+public struct StoreConfiguration: Sendable, Hashable {
+    /// zlib level for stored batches (0-9).
+    public var zlibLevel: Int32
+    /// A batch is cut at this many records ...
+    public var maxBatchRecords: Int
+    /// ... or this many uncompressed bytes, whichever comes first.
+    public var maxBatchBytes: Int
+    /// A commit that runs longer than this marks the committer as wedged (stops watchdog pings).
+    public var wedgedAfterSeconds: Double
+
+    public init(zlibLevel: Int32 = 6, maxBatchRecords: Int = 8192, maxBatchBytes: Int = 4 << 20, wedgedAfterSeconds: Double = 20) {
+        self.zlibLevel = zlibLevel
+        self.maxBatchRecords = maxBatchRecords
+        self.maxBatchBytes = maxBatchBytes
+        self.wedgedAfterSeconds = wedgedAfterSeconds
+    }
+}

@@ -1,0 +1,6 @@
+import ArgumentParser
+
+extension CLI {
+    /// Subcommands contributed by other files (bundle, stats, bench): one line each.
+    static let extraSubcommands: [any ParsableCommand.Type] = []
+}

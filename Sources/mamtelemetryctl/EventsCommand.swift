@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+import TelemetryModel
+
+/// `mamtelemetryctl events`: telemetry events as a table, or JSON with `--json`.
+struct EventsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "events", abstract: "Query telemetry events.")
+
+    @OptionGroup var server: ServerOptions
+    @OptionGroup var filter: RecordFilterOptions
+    @Option(help: "Event name (AppLaunch, EnrollmentCall, IntuneAction, ...).") var name: String?
+    @Option(help: "Enrollment status code.") var statusCode: Int?
+    @Flag(help: "Print the raw JSON answer.") var json = false
+
+    func run() async throws {
+        let client = DaemonClient(options: server)
+        let path = "/v1/events" + queryString(filter.pairs + [("name", name), ("statusCode", statusCode.map(String.init))])
+        let body = try await client.send(client.request(.GET, path))
+        if json {
+            FileHandle.standardOutput.write(Data(body))
+            return
+        }
+        let page = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] ?? [:]
+        let events = page["events"] as? [[String: Any]] ?? []
+        var rows: [[String]] = [["ID", "TIME", "ENV", "APP", "DEVICE", "NAME", "DETAIL"]]
+        for e in events {
+            let data = e["data"] as? [String: Any] ?? [:]
+            var detail = ""
+            if let code = (data["statusCode"] ?? e["statusCode"]) as? Int {
+                detail = EnrollmentStatus.label(of: code)
+                if let op = data["operation"] as? String { detail = "\(op) \(detail)" }
+                if let ms = data["durationMs"] as? Double { detail += " \(Int(ms))ms" }
+            } else if let m = data["managementType"] as? String {
+                detail = m
+            } else if let a = data["action"] as? String {
+                detail = a
+            }
+            rows.append([
+                "\(e["id"] ?? "")", e["time"] as? String ?? (e["receivedAt"] as? String ?? ""), e["env"] as? String ?? "",
+                e["appId"] as? String ?? "", e["deviceId"] as? String ?? "", e["name"] as? String ?? "", detail,
+            ])
+        }
+        print(Table.render(rows))
+        if let next = page["nextCursor"] as? String { print("more: --cursor \(next)") }
+    }
+}
+
+/// Left-aligned columns, as `journalctl`/`systemctl` list output.
+enum Table {
+    static func render(_ rows: [[String]]) -> String {
+        guard let first = rows.first else { return "" }
+        var widths = [Int](repeating: 0, count: first.count)
+        for row in rows { for (i, c) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], c.count) } }
+        return rows.map { row in
+            row.enumerated().map { i, c in i == row.count - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,132 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// The built `mamtelemetryd` binary, started on a free loopback port with its own data
+/// directory. Integration tests drive it over real HTTP, and kill it for real.
+final class DaemonProcess: @unchecked Sendable {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static var binary: URL { packageRoot.appendingPathComponent(".build/debug/mamtelemetryd") }
+
+    let dataDirectory: URL
+    let port: Int
+    var process: Process?
+    let logFile: URL
+    var extraArguments: [String]
+    var environment: [String: String]
+
+    init(dataDirectory: URL? = nil, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
+        self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("mamtd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: self.dataDirectory, withIntermediateDirectories: true)
+        port = try Self.freePort()
+        logFile = self.dataDirectory.appendingPathComponent("daemon.log")
+        self.extraArguments = extraArguments
+        self.environment = environment
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Starts the daemon and waits until `/readyz` answers 200.
+    func start() async throws {
+        let p = Process()
+        p.executableURL = Self.binary
+        p.arguments = ["--data-dir", dataDirectory.path, "--listen", "127.0.0.1:\(port)"] + extraArguments
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "NOTIFY_SOCKET")
+        env.removeValue(forKey: "LISTEN_FDS")
+        for (k, v) in environment { env[k] = v }
+        p.environment = env
+        if !FileManager.default.fileExists(atPath: logFile.path) { FileManager.default.createFile(atPath: logFile.path, contents: nil) }
+        let log = try FileHandle(forWritingTo: logFile)
+        log.seekToEndOfFile()
+        p.standardOutput = log
+        p.standardError = log
+        try p.run()
+        process = p
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if !p.isRunning { throw DaemonError.exited(log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "") }
+            if let (status, _) = try? await get("/readyz"), status == 200 { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw DaemonError.notReady
+    }
+
+    func kill(signal: Int32 = SIGKILL) {
+        guard let p = process, p.isRunning else { return }
+        Foundation.kill(p.processIdentifier, signal)
+        p.waitUntilExit()
+    }
+
+    func stop() { kill(signal: SIGTERM) }
+
+    func cleanUp() {
+        kill()
+        try? FileManager.default.removeItem(at: dataDirectory)
+    }
+
+    func post(_ path: String, body: [UInt8], headers: [(String, String)] = []) async throws -> (Int, [UInt8], HTTPHeaders) {
+        var r = HTTPClientRequest(url: baseURL + path)
+        r.method = .POST
+        for (k, v) in headers { r.headers.add(name: k, value: v) }
+        r.body = .bytes(ByteBuffer(bytes: body))
+        let resp = try await HTTPClient.shared.execute(r, timeout: .seconds(60))
+        let bytes = try await resp.body.collect(upTo: 64 << 20)
+        return (Int(resp.status.code), [UInt8](buffer: bytes), resp.headers)
+    }
+
+    func get(_ path: String, headers: [(String, String)] = []) async throws -> (Int, [UInt8]) {
+        var r = HTTPClientRequest(url: baseURL + path)
+        for (k, v) in headers { r.headers.add(name: k, value: v) }
+        let resp = try await HTTPClient.shared.execute(r, timeout: .seconds(60))
+        let bytes = try await resp.body.collect(upTo: 256 << 20)
+        return (Int(resp.status.code), [UInt8](buffer: bytes))
+    }
+
+    func json(_ path: String) async throws -> [String: Any] {
+        let (status, body) = try await get(path)
+        guard status == 200 else { throw DaemonError.status(status, String(decoding: body, as: UTF8.self)) }
+        return try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] ?? [:]
+    }
+
+    /// Every event in `env`, following cursors.
+    func allEvents(env: String = "prod", extra: String = "") async throws -> [[String: Any]] {
+        var out: [[String: Any]] = []
+        var cursor: String?
+        repeat {
+            var path = "/v1/events?env=\(env)&limit=10000&order=asc\(extra)"
+            if let cursor { path += "&cursor=\(cursor)" }
+            let page = try await json(path)
+            out += page["events"] as? [[String: Any]] ?? []
+            cursor = page["nextCursor"] as? String
+        } while cursor != nil
+        return out
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &addr) { ptr in
+            ptr.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        guard ok else { throw DaemonError.noPort }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    enum DaemonError: Error {
+        case exited(log: String)
+        case notReady
+        case noPort
+        case status(Int, String)
+    }
+}
+
+func parseJSON(_ bytes: [UInt8]) -> [String: Any] {
+    (try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]) ?? [:]
+}

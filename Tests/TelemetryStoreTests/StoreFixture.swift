@@ -1,0 +1,40 @@
+import Foundation
+import Logging
+import TelemetryModel
+@testable import TelemetryStore
+
+/// A real SQLite store in a temporary directory with its committer running.
+final class StoreFixture: @unchecked Sendable {
+    let directory: URL
+    let store: SQLiteRecordStore
+    private var committerTask: Task<Void, Error>?
+
+    init(configuration: StoreConfiguration = .init()) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
+        store = try SQLiteRecordStore(directory: directory, configuration: configuration)
+        let committer = store.committer
+        committerTask = Task { try await committer.run() }
+    }
+
+    func close() async {
+        await store.committer.close()
+        committerTask?.cancel()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    static func event(app: String = "com.app", device: String = "d1", identity: String = "", name: String = "AppLaunch", time: Int64, eventId: String? = nil, statusCode: Int? = nil) -> DecodedRecord {
+        var w = JSONWriter()
+        w.beginObject()
+        w.field("name", name)
+        w.field("appId", app)
+        w.field("deviceId", device)
+        if !identity.isEmpty { w.field("identity", identity) }
+        w.field("time", Timestamp.format(milliseconds: time))
+        if let eventId { w.field("eventId", eventId) }
+        w.endObject()
+        return DecodedRecord(
+            json: w.bytes,
+            keys: RecordKeys(time: time, appId: app, deviceId: device, identity: identity.lowercased(), name: name, statusCode: statusCode),
+            flags: .unspecified, eventId: eventId)
+    }
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the system packages mamtelemetryd builds, runs and tests with (Debian 12).
+# Safe to run again: apt-get skips what is installed. Pass "test" for the test-only tools.
+set -euo pipefail
+need=(pkg-config zlib1g-dev libsystemd-dev libsqlite3-dev libarchive-dev systemd curl)
+if [[ "${1:-}" == "test" ]]; then
+  need+=(unzip prometheus python3-venv)
+fi
+missing=()
+for p in "${need[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# The Swift toolchain ships in /opt/swift on the build machines.
+if ! command -v swift >/dev/null && [[ -x /opt/swift/usr/bin/swift ]]; then
+  echo "export PATH=/opt/swift/usr/bin:\$PATH" > /tmp/mamtelemetry-swift-path
+fi

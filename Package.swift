@@ -50,6 +50,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .target(
             name: "Journal",
@@ -71,6 +72,7 @@ let package = Package(
                 "TelemetryModel", "Compression", "TelemetryStore", "Journal", "Bundles",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -78,8 +80,7 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ],
-            resources: [.copy("Resources/openapi.yaml")]),
+            ]),
 
         // MARK: Executables
         .executableTarget(name: "mamtelemetryd", dependencies: ["TelemetryServer"]),
@@ -109,6 +110,7 @@ let package = Package(
                 "TelemetryModel", "Compression",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]),
+            ],
+            exclude: ["journald-harness.sh"]),
     ]
 )

@@ -86,7 +86,9 @@ public struct LogRecordDecoder {
             for element in elements {
                 let slice = UnsafeBufferPointer(rebasing: all[element.range])
                 switch decodeOne(slice, defaults: defaults, receivedAt: receivedAt) {
-                case .success(let r): records.append(r)
+                case .success(var r):
+                    r.line = element.line
+                    records.append(r)
                 case .failure(let m): rejected.append(LineError(line: element.line, error: m.text))
                 }
             }
@@ -121,10 +123,11 @@ public struct LogRecordDecoder {
                     message: "request holds more than maxRecordsPerRequest=\(limits.maxRecordsPerRequest) records; split it into smaller batches")
             }
             let parsed = TextLogLine.parse(line)
-            records.append(
-                build(
-                    time: parsed.time ?? receivedAt, level: parsed.level, message: parsed.message,
-                    component: parsed.component, defaults: defaults))
+            var record = build(
+                time: parsed.time ?? receivedAt, level: parsed.level, message: parsed.message,
+                component: parsed.component, defaults: defaults)
+            record.line = lineNo
+            records.append(record)
         }
         return (records, rejected)
     }

@@ -51,6 +51,9 @@ public struct DecodedRecord: Sendable {
     /// The log message text (log records only), kept so the journald mirror need not
     /// parse the JSON again.
     public var message: String?
+    /// Where the record stood in its request (line or array position), for refusals
+    /// decided after decoding (e.g. an ingest token not bound to the record's app).
+    public var line: Int = 0
 
     public init(json: [UInt8], keys: RecordKeys, flags: AppFlags, eventId: String?, message: String? = nil) {
         self.json = json

@@ -101,7 +101,9 @@ public struct TelemetryEventDecoder {
             for element in elements {
                 let slice = UnsafeBufferPointer(rebasing: all[element.range])
                 switch decodeOne(slice, receivedAt: receivedAt) {
-                case .success(let r): records.append(r)
+                case .success(var r):
+                    r.line = element.line
+                    records.append(r)
                 case .failure(let message): rejected.append(LineError(line: element.line, error: message.text))
                 }
             }

@@ -16,6 +16,9 @@ public struct DaemonComponents: Sendable {
     public let registry: AppRegistry
     public let pseudonymizer: Pseudonymizer
     public let clock: any WallClock
+    public let disk: DiskGuard
+    public let retention: RetentionService
+    public let tokens: TokenStore
 
     public init(configuration: ServerConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger) throws {
         self.configuration = configuration
@@ -25,7 +28,31 @@ public struct DaemonComponents: Sendable {
         registry = try AppRegistry(directory: dir)
         registry.setConfigured(configuration.configuredApps)
         pseudonymizer = try Pseudonymizer.load(from: dir.appendingPathComponent("pseudonym.key"))
+        tokens = try TokenStore(directory: dir)
+        let retention = RetentionService(
+            store: store, policy: configuration.retention, logger: logger, now: { clock.nowMilliseconds() })
+        self.retention = retention
+        disk = DiskGuard(directory: dir, configuration: configuration.disk, logger: logger) {
+            _ = try? await retention.sweep()
+        }
     }
+
+    /// On first start (no token exists) creates an admin token in `<data-dir>/admin.token`
+    /// (mode 0600) so the operator, and `mamtelemetryctl` on this host, can get in.
+    /// Returns the file's path when one was created.
+    public func createFirstAdminTokenIfNeeded() async throws -> URL? {
+        guard configuration.auth.enabled, tokens.isEmpty else { return nil }
+        let (_, secret) = try await tokens.create(name: "first-start admin", scopes: [.admin], apps: [], now: clock.nowMilliseconds())
+        let path = configuration.dataDirectory.appendingPathComponent("admin.token")
+        try? FileManager.default.removeItem(at: path)
+        guard FileManager.default.createFile(atPath: path.path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteNoPermission)
+        }
+        return path
+    }
+
+    /// The background services every daemon runs beside the HTTP server.
+    public var services: [any Service] { [store.committer, disk, retention] }
 }
 
 /// Extra wiring the daemon adds around the HTTP application (journald, systemd).
@@ -42,6 +69,9 @@ public struct ApplicationHooks: Sendable {
 /// the daemon runs.
 public func buildRouter(components c: DaemonComponents, hooks: ApplicationHooks, logger: Logger) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
+    // Middleware applies to the routes added after it: count every request, refused ones too.
+    router.add(middleware: HTTPMetricsMiddleware())
+    router.add(middleware: AuthMiddleware(tokens: c.tokens, configuration: c.configuration.auth))
     let pipeline = IngestPipeline(
         store: c.store, registry: c.registry, clock: c.clock, mirror: hooks.mirror, configuration: c.configuration,
         logger: logger)
@@ -50,10 +80,18 @@ public func buildRouter(components c: DaemonComponents, hooks: ApplicationHooks,
         committer.isHealthy() ? (true, "open, accepting") : (false, "commit in progress for too long")
     }
     HealthRoutes(checks: [storeCheck] + hooks.readinessChecks).register(on: router)
-    IngestRoutes(pipeline: pipeline).register(on: router)
-    QueryRoutes(store: c.store, clock: c.clock).register(on: router)
+    let admission = IngestAdmission(
+        limits: .init(maxInFlightBytes: c.configuration.maxInFlightBytes, maxQueuedRecords: c.configuration.maxQueuedRecords),
+        committer: c.store.committer, disk: c.disk)
+    IngestRoutes(pipeline: pipeline, admission: admission).register(on: router)
+    QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: router)
     AppRoutes(registry: c.registry, clock: c.clock).register(on: router)
+    TokenRoutes(tokens: c.tokens, clock: c.clock).register(on: router)
+    OpenAPIRoutes().register(on: router)
     // MARK: routes (further route groups register here)
+    BundleRoutes(store: c.store, pseudonymizer: c.pseudonymizer, clock: c.clock).register(on: router)
+    MetricsRoutes(registry: MetricsBootstrap.bootstrap(), store: c.store).register(on: router)
+    StatsRoutes(store: c.store, clock: c.clock).register(on: router)
     return router
 }
 
@@ -68,7 +106,7 @@ public func buildApplication(
         configuration: .init(
             address: .hostname(components.configuration.host, port: components.configuration.port),
             serverName: "mamtelemetryd"),
-        services: [components.store.committer] + hooks.services,
+        services: components.services + hooks.services,
         onServerRunning: hooks.onServerRunning,
         logger: logger)
 }

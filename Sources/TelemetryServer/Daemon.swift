@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Journal
 import Logging
 import ServiceLifecycle
 import TelemetryModel
@@ -24,20 +25,74 @@ public enum Daemon {
             FileHandle.standardError.write(Data("mamtelemetryd: \(error)\n".utf8))
             return 78  // EX_CONFIG
         }
-        var logger = Logger(label: "mamtelemetryd")
-        logger.logLevel = Logger.Level(rawValue: configuration.logLevel) ?? .info
+        let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
+        DaemonLogging.bootstrap(identifier: "mamtelemetryd", level: level)
+        let logger = {
+            var l = Logger(label: "mamtelemetryd")
+            l.logLevel = level
+            return l
+        }()
         do {
+            // Before anything creates a metric: swift-metrics binds each metric to the backend
+            // that is bootstrapped when the metric is made.
+            _ = MetricsBootstrap.bootstrap()
             let components = try DaemonComponents(configuration: configuration, logger: logger)
-            let hooks = ApplicationHooks()
-            let app = buildApplication(components: components, hooks: hooks, logger: logger)
-            logger.notice(
-                "mamtelemetryd starting",
-                metadata: [
-                    "listen": "\(configuration.host):\(configuration.port)",
-                    "dataDir": "\(configuration.dataDirectory.path)",
-                ])
-            try await app.runService()
-            logger.notice("mamtelemetryd stopped")
+            if let path = try await components.createFirstAdminTokenIfNeeded() {
+                logger.notice("no tokens were configured: created an admin token", metadata: ["path": "\(path.path)"])
+            }
+            let notifier = SystemdNotifier()
+            let mirror = JournalMirror(configuration: JournalMirrorConfiguration(configuration), logger: logger)
+            var hooks = ApplicationHooks()
+            hooks.mirror = JournalLogMirror(mirror: mirror, pseudonymizer: components.pseudonymizer)
+            hooks.services = [mirror]
+            hooks.readinessChecks = [
+                ReadinessCheck(name: "journal", required: false) { (mirror.status.reachable, mirror.status.summary) },
+                ReadinessCheck(name: "disk", required: true) {
+                    components.disk.refusal().map { (false, $0) } ?? (true, "\(components.disk.status.freeBytes) bytes free")
+                },
+            ]
+            hooks.onServerRunning = { channel in
+                // READY=1 only now: the store is open (components) and the port is bound.
+                _ = notifier.ready(status: "listening on \(channel.localAddress?.description ?? "?")")
+                logger.notice(
+                    "mamtelemetryd started",
+                    metadata: .messageID(.started, [
+                        "listen": "\(channel.localAddress?.description ?? "?")",
+                        "dataDir": "\(configuration.dataDirectory.path)",
+                    ]))
+            }
+            // Socket activation (SPEC §7): serve on the listener systemd passed
+            // (LISTEN_FDS/LISTEN_PID) instead of binding --listen; otherwise unchanged.
+            // See Systemd/SocketActivation*.swift.
+            let app: any Service
+            if let (listener, ignored) = try SocketActivation.inheritedListener() {
+                if !ignored.isEmpty {
+                    logger.warning("socket activation: serving on the first socket only", metadata: ["ignored": "\(ignored)"])
+                }
+                app = buildSocketActivatedApplication(listener: listener, components: components, hooks: hooks, logger: logger)
+            } else {
+                app = buildApplication(components: components, hooks: hooks, logger: logger)
+            }
+            let status = StatusLine(committer: components.store.committer, disk: components.disk, mirror: mirror)
+            let watchdog = WatchdogService(
+                notifier: notifier, logger: logger,
+                livenessProbe: { components.store.committer.isHealthy() },
+                statusText: { status.text() })
+            // Order matters: the group stops services last-to-first. The stop notifier goes
+            // first (STOPPING=1 at once), then the HTTP application drains (server, then
+            // committer and mirror inside it), and the watchdog keeps pinging until the end.
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [
+                        .init(service: watchdog),
+                        .init(service: app),
+                        .init(service: ReloadService(arguments: arguments, components: components, mirror: mirror, notifier: notifier, logger: logger)),
+                        .init(service: StopNotifierService(notifier: notifier, logger: logger)),
+                    ],
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger))
+            try await group.run()
+            logger.notice("mamtelemetryd stopped", metadata: .messageID(.stopped))
             return 0
         } catch {
             logger.critical("mamtelemetryd failed", metadata: ["error": "\(error)"])

@@ -26,6 +26,7 @@ public final class GroupCommitter: Service, Sendable {
     }
 
     private let state = Mutex(State())
+    private let committed = Atomic<Int>(0)
     private let doorbell: AsyncStream<Void>
     private let ring: AsyncStream<Void>.Continuation
     private let databases: [TelemetryEnvironment: EnvironmentDatabase]
@@ -67,6 +68,9 @@ public final class GroupCommitter: Service, Sendable {
             }
         }
     }
+
+    /// Records made durable since start (for the systemd status line's rate).
+    public var committedRecords: Int { committed.load(ordering: .relaxed) }
 
     /// Records waiting for the next commit: the queue depth backpressure looks at.
     public var queuedRecords: Int { state.withLock { $0.pendingRecords } }
@@ -127,6 +131,7 @@ public final class GroupCommitter: Service, Sendable {
                 if result.storedBytes > 0 {
                     compressionRatio.record(Double(result.rawBytes) / Double(result.storedBytes))
                 }
+                committed.add(result.outcomes.reduce(0) { $0 + $1.stored }, ordering: .relaxed)
                 for (pending, outcome) in zip(mine, result.outcomes) { pending.continuation.resume(returning: outcome) }
                 if !result.kinds.isEmpty {
                     broadcaster.publish(CommitNotice(env: env, kinds: result.kinds, lastId: result.lastId))

@@ -15,6 +15,13 @@ final class DaemonProcess: @unchecked Sendable {
     let logFile: URL
     var extraArguments: [String]
     var environment: [String: String]
+    /// A client of its own: connections pooled to a daemon that was just SIGKILLed must not
+    /// leak into another test's requests.
+    let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
+        timeout: .init(connect: .seconds(5), read: .seconds(60)),
+        connectionPool: .init(idleTimeout: .seconds(5))))
+
+    deinit { try? client.syncShutdown() }
 
     init(dataDirectory: URL? = nil, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
         self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("mamtd-\(UUID().uuidString)")
@@ -26,6 +33,18 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// The admin token the daemon wrote on first start; sent with every request unless a
+    /// test passes its own `Authorization`.
+    var adminToken: String? {
+        (try? String(contentsOf: dataDirectory.appendingPathComponent("admin.token"), encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private func authorize(_ headers: inout HTTPHeaders) {
+        guard !headers.contains(name: "Authorization"), !headers.contains(name: "X-APIKey"), let t = adminToken else { return }
+        headers.add(name: "Authorization", value: "Bearer \(t)")
+    }
 
     /// Starts the daemon and waits until `/readyz` answers 200.
     func start() async throws {
@@ -47,16 +66,31 @@ final class DaemonProcess: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             if !p.isRunning { throw DaemonError.exited(log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "") }
-            if let (status, _) = try? await get("/readyz"), status == 200 { return }
+            // A short timeout per attempt: right after a crash a pooled connection may be dead.
+            if let (status, _) = try? await get("/readyz", timeout: .seconds(2)), status == 200 { return }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw DaemonError.notReady
     }
 
-    func kill(signal: Int32 = SIGKILL) {
+    /// Signals the daemon and waits (bounded) for it to exit. Polls instead of
+    /// `waitUntilExit()`, which can block a cooperative thread indefinitely on Linux — with
+    /// two cores that starves every other test.
+    func kill(signal: Int32 = SIGKILL, timeout: TimeInterval = 30) {
         guard let p = process, p.isRunning else { return }
         Foundation.kill(p.processIdentifier, signal)
-        p.waitUntilExit()
+        let deadline = Date().addingTimeInterval(timeout)
+        while p.isRunning && Date() < deadline { usleep(5_000) }
+        if p.isRunning {
+            Foundation.kill(p.processIdentifier, SIGKILL)
+            while p.isRunning { usleep(5_000) }
+        }
+    }
+
+    /// The exit status once the process has ended.
+    var exitStatus: Int32? {
+        guard let p = process, !p.isRunning else { return nil }
+        return p.terminationStatus
     }
 
     func stop() { kill(signal: SIGTERM) }
@@ -66,20 +100,22 @@ final class DaemonProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(at: dataDirectory)
     }
 
-    func post(_ path: String, body: [UInt8], headers: [(String, String)] = []) async throws -> (Int, [UInt8], HTTPHeaders) {
+    func post(_ path: String, body: [UInt8], headers: [(String, String)] = [], method: HTTPMethod = .POST) async throws -> (Int, [UInt8], HTTPHeaders) {
         var r = HTTPClientRequest(url: baseURL + path)
-        r.method = .POST
+        r.method = method
         for (k, v) in headers { r.headers.add(name: k, value: v) }
+        authorize(&r.headers)
         r.body = .bytes(ByteBuffer(bytes: body))
-        let resp = try await HTTPClient.shared.execute(r, timeout: .seconds(60))
+        let resp = try await client.execute(r, timeout: .seconds(30))
         let bytes = try await resp.body.collect(upTo: 64 << 20)
         return (Int(resp.status.code), [UInt8](buffer: bytes), resp.headers)
     }
 
-    func get(_ path: String, headers: [(String, String)] = []) async throws -> (Int, [UInt8]) {
+    func get(_ path: String, headers: [(String, String)] = [], timeout: TimeAmount = .seconds(60)) async throws -> (Int, [UInt8]) {
         var r = HTTPClientRequest(url: baseURL + path)
         for (k, v) in headers { r.headers.add(name: k, value: v) }
-        let resp = try await HTTPClient.shared.execute(r, timeout: .seconds(60))
+        authorize(&r.headers)
+        let resp = try await client.execute(r, timeout: timeout)
         let bytes = try await resp.body.collect(upTo: 256 << 20)
         return (Int(resp.status.code), [UInt8](buffer: bytes))
     }

@@ -14,9 +14,8 @@ import Testing
         // The registry marks one app opted out; another app opts out in its own settings.
         let (regStatus, _, _) = try await d.post("/v1/apps/com.registry.optout", body: [])
         #expect(regStatus == 405 || regStatus == 404 || regStatus == 400)  // PUT is the verb
-        var put = HTTPPut(base: d.baseURL)
-        #expect(try await put.send("/v1/apps/com.registry.optout", #"{"telemetryDisabled":true}"#) == 200)
-        #expect(try await put.send("/v1/apps/com.registry.ppe", #"{"usePPE":true}"#) == 200)
+        #expect(try await d.post("/v1/apps/com.registry.optout", body: Array(#"{"telemetryDisabled":true}"#.utf8), method: .PUT).0 == 200)
+        #expect(try await d.post("/v1/apps/com.registry.ppe", body: Array(#"{"usePPE":true}"#.utf8), method: .PUT).0 == 200)
 
         let lines = [
             #"{"name":"AppLaunch","appId":"com.self.optout","deviceId":"\#(marker)","settings":{"MAMTelemetryDisabled":"YES"}}"#,
@@ -47,46 +46,39 @@ import Testing
             let raw = try Data(contentsOf: file)
             #expect(raw.range(of: Data(marker.utf8)) == nil, "\(file.lastPathComponent) holds opted-out data")
             if file.pathExtension == "sqlite" {
-                let db = try DatabaseQueue(path: file.path)
-                try await db.read { db in
-                    for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") {
-                        for row in try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\"") {
-                            for (_, value) in row {
-                                guard case .blob(let data) = value.storage else {
-                                    if case .string(let s) = value.storage { #expect(!s.contains(marker)) }
-                                    continue
-                                }
-                                let bytes = [UInt8](data)
-                                #expect(!String(decoding: bytes, as: UTF8.self).contains(marker))
-                                if let plain = try? Inflate.decompress(bytes, format: .zlib) {
-                                    inflatedBlobs += 1
-                                    let text = String(decoding: plain, as: UTF8.self)
-                                    #expect(!text.contains(marker), "an inflated block in \(file.lastPathComponent) holds opted-out data")
-                                    if file.path.contains("/prod/") { #expect(!text.contains(ppeMarker), "PPE data in the prod store") }
-                                }
-                            }
-                        }
-                    }
-                }
+                inflatedBlobs += try Self.inflateEveryBlob(in: file, marker: marker, ppeMarker: ppeMarker)
             }
         }
         #expect(inflatedBlobs >= 4)  // keys + payload of at least one batch per env
     }
-}
 
-/// PUT with a JSON body (DaemonProcess only needs GET/POST elsewhere).
-struct HTTPPut {
-    let base: String
-    mutating func send(_ path: String, _ json: String) async throws -> Int {
-        var r = HTTPClientRequest(url: base + path)
-        r.method = .PUT
-        r.headers.add(name: "Content-Type", value: "application/json")
-        r.body = .bytes(ByteBuffer(string: json))
-        let resp = try await HTTPClient.shared.execute(r, timeout: .seconds(30))
-        _ = try await resp.body.collect(upTo: 1 << 20)
-        return Int(resp.status.code)
+    /// Opens a store file with SQLite, reads every column of every row, and inflates every
+    /// blob that is a zlib stream; checks the opted-out marker appears in none of it and the
+    /// PPE marker in nothing of the prod store. Returns how many blobs were inflated.
+    static func inflateEveryBlob(in file: URL, marker: String, ppeMarker: String) throws -> Int {
+        let db = try DatabaseQueue(path: file.path)
+        return try db.read { db -> Int in
+            var inflated = 0
+            for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") {
+                for row in try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\"") {
+                    for (_, value) in row {
+                        guard case .blob(let data) = value.storage else {
+                            if case .string(let s) = value.storage { #expect(!s.contains(marker)) }
+                            continue
+                        }
+                        let bytes = [UInt8](data)
+                        #expect(!String(decoding: bytes, as: UTF8.self).contains(marker))
+                        if let plain = try? Inflate.decompress(bytes, format: .zlib) {
+                            inflated += 1
+                            let text = String(decoding: plain, as: UTF8.self)
+                            #expect(!text.contains(marker), "an inflated block in \(file.lastPathComponent) holds opted-out data")
+                            if file.path.contains("/prod/") { #expect(!text.contains(ppeMarker), "PPE data in the prod store") }
+                        }
+                    }
+                }
+            }
+            return inflated
+        }
     }
 }
 
-import AsyncHTTPClient
-import NIOCore

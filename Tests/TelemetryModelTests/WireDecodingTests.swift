@@ -44,13 +44,15 @@ import TelemetryModel
     }
 
     @Test func limitsAreNamedWithTheirValue() throws {
-        let limits = DecodeLimits(maxLineBytes: 100, maxRecordsPerRequest: 2, maxDepth: 3, maxFields: 4, maxStringBytes: 10)
+        let limits = DecodeLimits(maxLineBytes: 100, maxRecordsPerRequest: 2, maxDepth: 3, maxFields: 8, maxStringBytes: 10)
         let d = TelemetryEventDecoder(limits: limits)
         let deep = #"{"name":"x","appId":"a","data":{"a":{"b":{}}}}"#
         let long = #"{"name":"xxxxxxxxxxxxxxxx","appId":"a"}"#
         let (_, rejected) = try d.decode(body: Array((deep + "\n" + long).utf8), receivedAt: 0)
         #expect(rejected[0].error.contains("maxDepth=3"))
         #expect(rejected[1].error.contains("maxStringBytes=10"))
+        let wide = #"{"name":"x","appId":"a","b":1,"c":2,"d":3,"e":4,"f":5,"g":6,"h":7}"#
+        #expect(try d.decode(body: Array(wide.utf8), receivedAt: 0).rejected.first?.error.contains("maxFields=8") == true)
         #expect(throws: RequestLimitError.self) {
             try d.decode(body: Array("{}\n{}\n{}\n".utf8), receivedAt: 0)
         }
@@ -62,8 +64,10 @@ import TelemetryModel
         #expect(Timestamp.parse("1970-01-01T00:00:00Z") == 0)
         #expect(Timestamp.parse("2026-11-21 10:15:30") == Timestamp.parse("2026-11-21T10:15:30Z"))
         #expect(Timestamp.parse("2026-13-01T00:00:00Z") == nil)
-        #expect(TimeExpression.parse("-2h", now: 10_000_000) == 10_000_000 - 7_200_000)
-        #expect(TimeExpression.parse("-7d", now: 0) == -7 * 86_400_000)
+        let twoHoursBefore: Int64? = 2_800_000
+        #expect(TimeExpression.parse("-2h", now: 10_000_000) == twoHoursBefore)
+        let weekBefore: Int64? = -604_800_000
+        #expect(TimeExpression.parse("-7d", now: 0) == weekBefore)
     }
 
     @Test func incidentIDsAreReadableAndParse() {

@@ -52,6 +52,31 @@ public enum ConfigurationLoader {
         c.decodeLimits.maxFields = try bounded(config, "limits.maxFields", c.decodeLimits.maxFields, 1...100_000)
         c.decodeLimits.maxStringBytes = try bounded(config, "limits.maxStringBytes", c.decodeLimits.maxStringBytes, 16...(16 << 20))
 
+        c.maxInFlightBytes = try bounded(config, "limits.maxInFlightBytes", c.maxInFlightBytes, 1 << 20...(64 << 30))
+        c.maxQueuedRecords = try bounded(config, "limits.maxQueuedRecords", c.maxQueuedRecords, 1000...100_000_000)
+        c.disk.minFreeBytes = Int64(try bounded(config, "disk.minFreeBytes", Int(c.disk.minFreeBytes), 0...Int.max))
+        let ratio = config.double(forKey: "disk.minFreeRatio", default: c.disk.minFreeRatio)
+        guard (0...0.99).contains(ratio) else {
+            throw ConfigurationError.invalid(key: "disk.minFreeRatio", value: String(ratio), expected: "a fraction from 0 to 0.99")
+        }
+        c.disk.minFreeRatio = ratio
+        for env in ["prod", "ppe"] {
+            var limits = env == "prod" ? c.retention.prod : c.retention.ppe
+            func days(_ key: String, _ current: Int64?) throws -> Int64? {
+                let v = try bounded(config, ConfigKey("retention.\(env).\(key)"), Int((current ?? 0) / 86_400), 0...36_500)
+                return v == 0 ? nil : Int64(v) * 86_400
+            }
+            limits.eventsMaxAge = try days("eventsDays", limits.eventsMaxAge)
+            limits.logsMaxAge = try days("logsDays", limits.logsMaxAge)
+            limits.verboseLogsMaxAge = try days("verboseLogsDays", limits.verboseLogsMaxAge)
+            let maxBytes = try bounded(config, ConfigKey("retention.\(env).maxBytes"), Int(limits.maxBytes ?? 0), 0...Int.max)
+            limits.maxBytes = maxBytes == 0 ? nil : Int64(maxBytes)
+            if env == "prod" { c.retention.prod = limits } else { c.retention.ppe = limits }
+        }
+
+        c.auth.enabled = config.bool(forKey: "auth.enabled", default: c.auth.enabled)
+        c.auth.metricsRequireToken = config.bool(forKey: "auth.metricsRequireToken", default: c.auth.metricsRequireToken)
+
         c.journalMirror = config.bool(forKey: "journal.mirror", default: c.journalMirror)
         if let level = config.string(forKey: "journal.minLevel") {
             guard let l = LogLevel(name: level) else {

@@ -19,6 +19,16 @@ public struct ServerConfiguration: Sendable {
     public var maxBodyBytes: Int = 16 << 20
     public var inflateLimits = Inflate.Limits()
 
+    /// Bytes of ingest bodies being processed at once; past it, 503 + Retry-After.
+    public var maxInFlightBytes: Int = 256 << 20
+    /// Records waiting for the committer; past it, 503 + Retry-After.
+    public var maxQueuedRecords: Int = 500_000
+    /// Disk high-water mark on the data directory's filesystem; past it, 507.
+    public var disk = DiskGuard.Configuration()
+    public var retention = RetentionPolicy()
+
+    public var auth = AuthConfiguration()
+
     /// Mirror accepted diagnostic log records into the systemd journal.
     public var journalMirror = true
     /// Lowest level mirrored (verbose mirrors everything).

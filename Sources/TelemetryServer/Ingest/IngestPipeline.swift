@@ -102,6 +102,8 @@ struct IngestPipeline: Sendable {
             result.dropped[.duplicate, default: 0] += outcome.duplicates
             metrics.accepted(outcome.stored, kind: kind, env: env)
             metrics.dropped(outcome.duplicates, kind: kind, reason: .duplicate)
+            // Domain metrics (fleet dashboards) for the events stored now: Metrics/DomainMetrics.swift.
+            if kind == .event { DomainMetrics.shared.recordStored(list, duplicateIndices: outcome.duplicateIndices, env: env) }
             if kind == .log, outcome.stored > 0 {
                 // Mirror only what was stored now: a retried duplicate was mirrored the first time.
                 let skip = Set(outcome.duplicateIndices)

@@ -13,6 +13,7 @@ struct FollowStream: Sendable {
     let store: any RecordStore
     let query: RecordQuery
     let serverSentEvents: Bool
+    let visibility: RecordVisibility
     var heartbeat: Duration = .seconds(15)
 
     func response() -> Response {
@@ -85,7 +86,7 @@ struct FollowStream: Sendable {
     private func write(_ records: [StoredRecord], to writer: inout any ResponseBodyWriter) async throws {
         guard !records.isEmpty else { return }
         var out: [UInt8] = []
-        for r in records {
+        for r in visibility.apply(records) {
             if serverSentEvents {
                 out.append(contentsOf: "id: \(r.id)\nevent: \(query.kind.rawValue)\ndata: ".utf8)
                 out.append(contentsOf: RecordRendering.render(r))

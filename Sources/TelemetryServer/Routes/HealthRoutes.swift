@@ -50,3 +50,14 @@ struct HealthRoutes: Sendable {
         return .json(w.bytes + [0x0A], status: ready ? .ok : .serviceUnavailable)
     }
 }
+
+/// `GET /openapi.yaml`: the API description, open like the health probes (it holds no data).
+struct OpenAPIRoutes: Sendable {
+    func register(on router: Router<AppRequestContext>) {
+        router.get("/openapi.yaml") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml"],
+                body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+        }
+    }
+}

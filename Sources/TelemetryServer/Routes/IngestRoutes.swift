@@ -8,23 +8,50 @@ import TelemetryStore
 /// its body line by line, then hands the usable records to the ingest pipeline.
 struct IngestRoutes: Sendable {
     let pipeline: IngestPipeline
+    let admission: IngestAdmission
 
     func register(on router: Router<AppRequestContext>) {
-        router.post("/v1/telemetry") { request, _ in try await telemetry(request) }
-        router.post("/v1/logs") { request, _ in try await logs(request) }
-        router.post("/v1/diagnostics") { request, _ in try await diagnostics(request) }
+        router.post("/v1/telemetry") { request, context in try await admitted(request) { try await telemetry(request, context.principal) } }
+        router.post("/v1/logs") { request, context in try await admitted(request) { try await logs(request, context.principal) } }
+        router.post("/v1/diagnostics") { request, context in try await admitted(request) { try await diagnostics(request, context.principal) } }
     }
 
-    func telemetry(_ request: Request) async throws -> Response {
+    /// Reserves the request's declared size (or the body limit when it declares none).
+    private func admitted(_ request: Request, _ body: () async throws -> Response) async throws -> Response {
+        let declared = request.headers[.contentLength].flatMap(Int.init) ?? pipeline.configuration.maxBodyBytes
+        return try await admission.admit(bytes: min(declared, pipeline.configuration.maxBodyBytes), body)
+    }
+
+    /// An ingest token bound to apps may only post for them: other apps' records are
+    /// refused line by line (and the request with 403 when none is allowed).
+    private func bound(_ records: [DecodedRecord], _ rejected: [LineError], _ principal: Token?) throws -> ([DecodedRecord], [LineError]) {
+        guard let principal, !principal.apps.isEmpty, !principal.scopes.contains(.admin) else { return (records, rejected) }
+        var kept: [DecodedRecord] = []
+        var refused = rejected
+        for r in records {
+            if principal.mayPost(forApp: r.keys.appId) {
+                kept.append(r)
+            } else {
+                refused.append(LineError(line: r.line, error: "token '\(principal.name)' may not post for app '\(r.keys.appId)' (bound to \(principal.apps.joined(separator: ", ")))"))
+            }
+        }
+        if kept.isEmpty && !records.isEmpty {
+            throw APIError(.forbidden, code: "app_not_allowed", message: "token '\(principal.name)' may only post for \(principal.apps.joined(separator: ", "))")
+        }
+        return (kept, refused.sorted { $0.line < $1.line })
+    }
+
+    func telemetry(_ request: Request, _ principal: Token?) async throws -> Response {
         let body = try await pipeline.readBody(request, route: "telemetry")
         let now = pipeline.clock.nowMilliseconds()
         let decoder = TelemetryEventDecoder(limits: pipeline.configuration.decodeLimits)
-        let (records, rejected) = try decodeOrRefuse { try decoder.decode(body: body, receivedAt: now) }
+        let (decoded, invalid) = try decodeOrRefuse { try decoder.decode(body: body, receivedAt: now) }
+        let (records, rejected) = try bound(decoded, invalid, principal)
         let result = try await store { try await pipeline.ingest(records, rejected: rejected, kind: .event, receivedAt: now) }
         return try pipeline.respond(result, decodedAnything: !records.isEmpty || !rejected.isEmpty)
     }
 
-    func logs(_ request: Request) async throws -> Response {
+    func logs(_ request: Request, _ principal: Token?) async throws -> Response {
         let body = try await pipeline.readBody(request, route: "logs")
         let now = pipeline.clock.nowMilliseconds()
         let q = request.uri.queryParameters
@@ -36,16 +63,17 @@ struct IngestRoutes: Sendable {
             sessionId: param("session", "X-MAM-Session-Id"))
         let decoder = LogRecordDecoder(limits: pipeline.configuration.decodeLimits)
         let isText = request.headers[.contentType]?.lowercased().hasPrefix("text/plain") == true
-        let (records, rejected) = try decodeOrRefuse {
+        let (decoded, invalid) = try decodeOrRefuse {
             isText
                 ? try decoder.decodeText(body: body, defaults: defaults, receivedAt: now)
                 : try decoder.decodeJSON(body: body, defaults: defaults, receivedAt: now)
         }
+        let (records, rejected) = try bound(decoded, invalid, principal)
         let result = try await store { try await pipeline.ingest(records, rejected: rejected, kind: .log, receivedAt: now) }
         return try pipeline.respond(result, decodedAnything: !records.isEmpty || !rejected.isEmpty)
     }
 
-    func diagnostics(_ request: Request) async throws -> Response {
+    func diagnostics(_ request: Request, _ principal: Token?) async throws -> Response {
         let body = try await pipeline.readBody(request, route: "diagnostics")
         let now = pipeline.clock.nowMilliseconds()
         let upload: DiagnosticUpload
@@ -53,6 +81,9 @@ struct IngestRoutes: Sendable {
             upload = try DiagnosticUpload(json: body, limits: pipeline.configuration.decodeLimits)
         } catch let error as DiagnosticUpload.Invalid {
             throw APIError.badRequest("invalid_upload", error.message)
+        }
+        if let principal, !principal.mayPost(forApp: upload.appId) {
+            throw APIError(.forbidden, code: "app_not_allowed", message: "token '\(principal.name)' may only post for \(principal.apps.joined(separator: ", "))")
         }
         let incidentID = IncidentID.random().value
         let guid = UUID().uuidString.lowercased()

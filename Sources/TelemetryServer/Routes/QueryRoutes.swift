@@ -1,3 +1,4 @@
+import Bundles
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -8,20 +9,25 @@ import TelemetryStore
 struct QueryRoutes: Sendable {
     let store: any RecordStore
     let clock: any WallClock
+    let pseudonymizer: Pseudonymizer
 
     func register(on router: Router<AppRequestContext>) {
-        router.get("/v1/events") { request, _ in try await records(request, kind: .event, member: "events") }
-        router.get("/v1/logs") { request, _ in try await records(request, kind: .log, member: "logs") }
+        router.get("/v1/events") { request, context in try await records(request, context, kind: .event, member: "events") }
+        router.get("/v1/logs") { request, context in try await records(request, context, kind: .log, member: "logs") }
         router.get("/v1/incidents/{id}") { _, context in try await incident(context) }
     }
 
-    func records(_ request: Request, kind: RecordKind, member: String) async throws -> Response {
+    func records(_ request: Request, _ context: AppRequestContext, kind: RecordKind, member: String) async throws -> Response {
         let (query, follow) = try QueryParameters.parse(request, kind: kind, now: clock.nowMilliseconds())
         let accept = request.headers[.accept]?.lowercased() ?? ""
+        let visibility = RecordVisibility(principal: context.principal, pseudonymizer: pseudonymizer)
         if follow {
-            return FollowStream(store: store, query: query, serverSentEvents: accept.contains("text/event-stream")).response()
+            return FollowStream(
+                store: store, query: query, serverSentEvents: accept.contains("text/event-stream"), visibility: visibility
+            ).response()
         }
-        let page = try await store.query(query)
+        var page = try await store.query(query)
+        page.records = visibility.apply(page.records)
         if accept.contains("application/x-ndjson") || accept.contains("application/x-json-stream") {
             var headers: HTTPFields = [:]
             headers[.contentType] = "application/x-ndjson"
@@ -45,7 +51,9 @@ struct QueryRoutes: Sendable {
             for r in page.records { levels[(r.keys.level ?? .info).name, default: 0] += 1 }
             q.after = page.nextAfter
         } while page.nextAfter != nil
-        return try .json(IncidentView(incident: incident, levels: levels))
+        var view = IncidentView(incident: incident, levels: levels)
+        view.identity = RecordVisibility(principal: context.principal, pseudonymizer: pseudonymizer).identity(view.identity)
+        return try .json(view)
     }
 }
 

@@ -1,0 +1,211 @@
+# Makefile — build, install and package mamtelemetryd.
+#
+#   make                      release build (static Swift runtime, see SWIFT_BUILD_FLAGS)
+#   sudo make install         binaries, systemd units, journal catalog, default config, docs
+#   make install DESTDIR=/tmp/stage prefix=/usr   staged install for packagers
+#   make install-data DESTDIR=...                 everything except the binaries (no build needed)
+#   make uninstall            removes what install put down (keeps config and state)
+#   make deb                  release build + .build-deb/mamtelemetryd_<version>_<arch>.deb
+#   make test / make bench    the project's test and benchmark scripts
+#
+# Layout (FHS): the real executables and their SwiftPM resource bundles live together in
+# $(libexecdir)/mamtelemetryd, because Foundation finds a target's resources next to the
+# executable's resolved path; $(bindir) holds relative symlinks to them, so
+# /usr/bin/mamtelemetryd is what the unit and operators run.
+
+PACKAGE      := mamtelemetryd
+PROGRAMS     := mamtelemetryd mamtelemetryctl
+
+# The package version is the one the built daemon reports (`mamtelemetryd --version`,
+# DaemonVersion in the sources), so dpkg and the daemon always agree. `VERSION=` overrides.
+VERSION ?=
+DEB_VERSION = $(or $(VERSION),$(shell "$(SWIFT_BIN_DIR)/mamtelemetryd" --version 2>/dev/null | awk 'NR == 1 { print $$2 }'))
+
+# --- installation directories (GNU coding standards names) -------------------------
+PREFIX        ?= /usr
+prefix        ?= $(PREFIX)
+exec_prefix   ?= $(prefix)
+bindir        ?= $(exec_prefix)/bin
+libexecdir    ?= $(exec_prefix)/libexec
+pkglibexecdir := $(libexecdir)/$(PACKAGE)
+sysconfdir    ?= /etc
+datarootdir   ?= $(prefix)/share
+docdir        ?= $(datarootdir)/doc/$(PACKAGE)
+pkgdatadir    := $(datarootdir)/$(PACKAGE)
+# systemd looks in /usr/lib/systemd (and /usr/local/lib/systemd for prefix=/usr/local).
+systemdunitdir ?= $(prefix)/lib/systemd/system
+catalogdir     ?= $(prefix)/lib/systemd/catalog
+DESTDIR       ?=
+
+INSTALL      ?= install
+SED          ?= sed
+
+# --- Swift build ------------------------------------------------------------------
+SWIFT        ?= swift
+# The Swift runtime and Foundation are linked statically so the installed daemon needs
+# only the distribution's C libraries, not a toolchain at the build machine's path;
+# `make build SWIFT_BUILD_FLAGS=` gives a dynamically linked developer build.
+SWIFT_BUILD_FLAGS ?= --static-swift-stdlib
+SWIFT_BIN_DIR     ?= .build/release
+
+# --- Debian package ---------------------------------------------------------------
+DEB_DIR        ?= .build-deb
+DEB_STAGE      := $(DEB_DIR)/root
+DEB_ARCH       ?= $(shell dpkg --print-architecture 2>/dev/null)
+DEB_MAINTAINER ?= mamtelemetryd maintainers <mamtelemetryd@localhost>
+DEB_FILE        = $(DEB_DIR)/$(PACKAGE)_$(DEB_VERSION)_$(DEB_ARCH).deb
+# xz is what every dpkg reads; `make deb DEB_COMPRESS=-Zgzip` is much faster for local tries.
+DEB_COMPRESS   ?= -Zxz
+
+# Source files that install-data ships.
+UNIT_FILES   := systemd/mamtelemetryd.service systemd/mamtelemetryd.socket
+CATALOG_FILE := systemd/mamtelemetryd.catalog
+CONFIG_FILE  := packaging/config.yaml
+
+# Installed units name the installed paths, whatever prefix/sysconfdir were chosen.
+UNIT_SED := -e 's|/usr/bin/mamtelemetryd|$(bindir)/mamtelemetryd|g' \
+            -e 's|/etc/mamtelemetryd/|$(sysconfdir)/mamtelemetryd/|g' \
+            -e 's|/usr/share/doc/mamtelemetryd/|$(docdir)/|g'
+
+.PHONY: all build install install-bin install-data uninstall deb package-deb test bench clean
+
+all: build
+
+build:
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
+
+install: install-bin install-data
+
+install-bin:
+	@for p in $(PROGRAMS); do \
+	    test -x "$(SWIFT_BIN_DIR)/$$p" || { \
+	        echo "error: $(SWIFT_BIN_DIR)/$$p not found: run 'make build' first" >&2; exit 1; }; \
+	done
+	$(INSTALL) -d -m 0755 "$(DESTDIR)$(pkglibexecdir)" "$(DESTDIR)$(bindir)"
+	@set -e; for p in $(PROGRAMS); do \
+	    echo "install $(SWIFT_BIN_DIR)/$$p -> $(DESTDIR)$(pkglibexecdir)/$$p"; \
+	    $(INSTALL) -m 0755 "$(SWIFT_BIN_DIR)/$$p" "$(DESTDIR)$(pkglibexecdir)/$$p"; \
+	    ln -sfr "$(DESTDIR)$(pkglibexecdir)/$$p" "$(DESTDIR)$(bindir)/$$p"; \
+	done
+	@set -e; for b in "$(SWIFT_BIN_DIR)"/*.resources; do \
+	    test -d "$$b" || continue; \
+	    name=$$(basename "$$b"); \
+	    echo "install $$b -> $(DESTDIR)$(pkglibexecdir)/$$name"; \
+	    rm -rf "$(DESTDIR)$(pkglibexecdir)/$$name"; \
+	    cp -R "$$b" "$(DESTDIR)$(pkglibexecdir)/$$name"; \
+	    chmod -R u=rwX,go=rX "$(DESTDIR)$(pkglibexecdir)/$$name"; \
+	done
+
+install-data:
+	$(INSTALL) -d -m 0755 "$(DESTDIR)$(systemdunitdir)" "$(DESTDIR)$(docdir)"
+	@set -e; for u in $(UNIT_FILES); do \
+	    dest="$(DESTDIR)$(systemdunitdir)/$$(basename $$u)"; \
+	    echo "install $$u -> $$dest"; \
+	    $(SED) $(UNIT_SED) "$$u" > "$$dest.tmp"; \
+	    chmod 0644 "$$dest.tmp"; mv -f "$$dest.tmp" "$$dest"; \
+	done
+	@if [ -f "$(CATALOG_FILE)" ]; then \
+	    echo "install $(CATALOG_FILE) -> $(DESTDIR)$(catalogdir)/"; \
+	    $(INSTALL) -D -m 0644 "$(CATALOG_FILE)" "$(DESTDIR)$(catalogdir)/$(PACKAGE).catalog"; \
+	else \
+	    echo "warning: $(CATALOG_FILE) missing: journal catalog not installed" >&2; \
+	fi
+	@conf="$(DESTDIR)$(sysconfdir)/$(PACKAGE)/config.yaml"; \
+	if [ ! -f "$(CONFIG_FILE)" ]; then \
+	    echo "warning: $(CONFIG_FILE) missing: no default config installed" >&2; \
+	elif [ -z "$(DESTDIR)" ] && [ -e "$$conf" ]; then \
+	    echo "keeping existing $$conf (the shipped default is in $(docdir)/config.yaml.example)"; \
+	else \
+	    echo "install $(CONFIG_FILE) -> $$conf"; \
+	    $(INSTALL) -D -m 0644 "$(CONFIG_FILE)" "$$conf"; \
+	fi
+	@if [ -f "$(CONFIG_FILE)" ]; then \
+	    $(INSTALL) -m 0644 "$(CONFIG_FILE)" "$(DESTDIR)$(docdir)/config.yaml.example"; fi
+	$(INSTALL) -m 0644 systemd/README.md "$(DESTDIR)$(docdir)/README.systemd.md"
+	@if [ -f README.md ]; then $(INSTALL) -m 0644 README.md "$(DESTDIR)$(docdir)/README.md"; fi
+	@if [ -f LICENSE ]; then $(INSTALL) -m 0644 LICENSE "$(DESTDIR)$(docdir)/copyright"; fi
+	@set -e; for d in dashboards/*.json; do \
+	    test -f "$$d" || continue; \
+	    $(INSTALL) -D -m 0644 "$$d" "$(DESTDIR)$(pkgdatadir)/$$d"; \
+	done
+	@# Only a live install touches the running system; a staged (DESTDIR) tree is left
+	@# for the package's maintainer scripts.
+	@if [ -z "$(DESTDIR)" ]; then \
+	    if [ -f "$(catalogdir)/$(PACKAGE).catalog" ] && command -v journalctl >/dev/null 2>&1; then \
+	        echo "journalctl --update-catalog"; journalctl --update-catalog; fi; \
+	    if [ -d /run/systemd/system ]; then echo "systemctl daemon-reload"; systemctl daemon-reload; fi; \
+	fi
+
+uninstall:
+	rm -f $(foreach p,$(PROGRAMS),"$(DESTDIR)$(bindir)/$(p)" "$(DESTDIR)$(pkglibexecdir)/$(p)")
+	rm -rf "$(DESTDIR)$(pkglibexecdir)"/*.resources
+	-rmdir "$(DESTDIR)$(pkglibexecdir)" 2>/dev/null
+	rm -f $(foreach u,$(UNIT_FILES),"$(DESTDIR)$(systemdunitdir)/$(notdir $(u))")
+	rm -f "$(DESTDIR)$(catalogdir)/$(PACKAGE).catalog"
+	rm -rf "$(DESTDIR)$(docdir)" "$(DESTDIR)$(pkgdatadir)"
+	@echo "kept $(DESTDIR)$(sysconfdir)/$(PACKAGE)/ and the state in /var/lib/$(PACKAGE): remove them by hand if wanted"
+	@if [ -z "$(DESTDIR)" ]; then \
+	    if command -v journalctl >/dev/null 2>&1; then journalctl --update-catalog; fi; \
+	    if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
+	fi
+
+deb: build
+	$(MAKE) package-deb
+
+# Packages the already built binaries in $(SWIFT_BIN_DIR); `deb` builds them first.
+package-deb:
+	@test -n "$(DEB_ARCH)" || { echo "error: dpkg --print-architecture failed: set DEB_ARCH" >&2; exit 1; }
+	@echo "$(DEB_VERSION)" | grep -Eq '^[0-9][A-Za-z0-9.+~-]*$$' || { \
+	    echo "error: no valid version from $(SWIFT_BIN_DIR)/mamtelemetryd --version: set VERSION" >&2; exit 1; }
+	@for f in $(CATALOG_FILE) $(CONFIG_FILE); do \
+	    test -f "$$f" || { echo "error: $$f is missing; a release package must ship it" >&2; exit 1; }; \
+	done
+	rm -rf "$(DEB_STAGE)"
+	$(MAKE) install DESTDIR="$(abspath $(DEB_STAGE))" prefix=/usr sysconfdir=/etc
+	@# Debug info is not shipped; the symbol table stays so crash backtraces name functions.
+	strip --strip-debug $(foreach p,$(PROGRAMS),"$(DEB_STAGE)/usr/libexec/$(PACKAGE)/$(p)")
+	@# Every shared library the binaries load must come from a Debian package: a
+	@# dynamically linked Swift runtime (/opt/swift/...) would install fine and then
+	@# fail to start on any machine without the toolchain.
+	@for p in $(PROGRAMS); do \
+	    ldd "$(DEB_STAGE)/usr/libexec/$(PACKAGE)/$$p" | awk '/=>/ { print $$3 }' | while read -r lib; do \
+	        real=$$(readlink -f "$$lib"); \
+	        for candidate in "$$lib" "$$real" "$${real#/usr}" "/usr$$lib"; do \
+	            dpkg -S "$$candidate" >/dev/null 2>&1 && continue 2; \
+	        done; \
+	        echo "error: $$p loads $$lib, which no installed Debian package provides" \
+	             "(build with SWIFT_BUILD_FLAGS=--static-swift-stdlib)" >&2; exit 1; \
+	    done || exit 1; \
+	done
+	$(INSTALL) -d -m 0755 "$(DEB_STAGE)/DEBIAN" "$(DEB_DIR)/shlibdeps/debian"
+	$(INSTALL) -m 0755 packaging/debian/postinst packaging/debian/prerm packaging/debian/postrm \
+	    "$(DEB_STAGE)/DEBIAN/"
+	echo "/etc/$(PACKAGE)/config.yaml" > "$(DEB_STAGE)/DEBIAN/conffiles"
+	@# dpkg-shlibdeps reads the libraries the binaries really link and maps them to
+	@# this distribution's package names and minimum versions.
+	printf 'Source: %s\n\nPackage: %s\nArchitecture: any\n' $(PACKAGE) $(PACKAGE) \
+	    > "$(DEB_DIR)/shlibdeps/debian/control"
+	cd "$(DEB_DIR)/shlibdeps" && dpkg-shlibdeps -O \
+	    $(foreach p,$(PROGRAMS),-e"$(abspath $(DEB_STAGE))/usr/libexec/$(PACKAGE)/$(p)") \
+	    | sed -n 's/^shlibs:Depends=//p' > depends
+	@test -s "$(DEB_DIR)/shlibdeps/depends" || { echo "error: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+	@echo "Depends: $$(cat $(DEB_DIR)/shlibdeps/depends)"
+	$(SED) -e 's|@VERSION@|$(DEB_VERSION)|' -e 's|@ARCH@|$(DEB_ARCH)|' \
+	    -e "s#@DEPENDS@#$$(cat $(DEB_DIR)/shlibdeps/depends)#" \
+	    -e 's|@MAINTAINER@|$(DEB_MAINTAINER)|' \
+	    -e "s|@INSTALLED_SIZE@|$$(du -sk --exclude=DEBIAN $(DEB_STAGE) | cut -f1)|" \
+	    packaging/debian/control.in > "$(DEB_STAGE)/DEBIAN/control"
+	cd "$(DEB_STAGE)" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' \
+	    | LC_ALL=C sort -z | xargs -0 md5sum > DEBIAN/md5sums
+	dpkg-deb --root-owner-group $(DEB_COMPRESS) --build "$(DEB_STAGE)" "$(DEB_FILE)"
+	@echo "built $(DEB_FILE)"
+
+test:
+	./scripts/test.sh
+
+bench:
+	./scripts/bench.sh
+
+# Removes only what this Makefile creates; `swift package clean` clears the Swift build.
+clean:
+	rm -rf "$(DEB_DIR)"

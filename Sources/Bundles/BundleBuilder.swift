@@ -1,0 +1,261 @@
+import Foundation
+import TelemetryModel
+import TelemetryStore
+
+/// A bundle request with its defaults resolved and checked against the store: what
+/// `BundleBuilder.write` will produce. Built before any byte is streamed so refusals
+/// (no scope, unknown incident) can still be proper HTTP errors.
+public struct PreparedBundle: Sendable {
+    public var request: BundleRequest
+    public var env: TelemetryEnvironment
+    public var since: Int64
+    public var until: Int64
+    public var windowDefaulted: Bool
+    public var incident: Incident?
+    public var createdAt: Int64
+
+    /// `mam-bundle-MAM-7K2Q-9XPF-20261121T101530Z.zip`.
+    public var fileName: String {
+        let stamp = Timestamp.format(milliseconds: createdAt).filter { $0 != "-" && $0 != ":" }.prefix(15)
+        let label = request.piiAllowed || request.incident != nil || request.identity == nil ? request.scopeLabel : "identity"
+        let safe = label.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }
+        return "mam-bundle-\(String(safe))-\(stamp)Z.\(request.format.fileExtension)"
+    }
+}
+
+/// What was written, for callers that want to log or test it.
+public struct BundleReport: Sendable {
+    public var counts: [RecordKind: Int]
+    public var redaction: RedactionCounts
+    public var files: [ManifestFile]
+    public var journalIncluded: Bool
+}
+
+/// Builds a diagnostic bundle (SPEC §6) and streams it into a `BundleSink` as it is made:
+/// records are read page by page, redacted, spooled one member at a time, copied into a
+/// libarchive stream whose output is handed to the sink after every call. Data files come
+/// first (hashed as they are written) and `manifest.json` last, because it lists them.
+public struct BundleBuilder: Sendable {
+    public let store: any RecordStore
+    public let pseudonymizer: Pseudonymizer
+    /// Spool directory for members in progress (`<data>/tmp`).
+    public let temporaryDirectory: URL
+    public let daemonVersion: String
+    public var pageSize = 1000
+    public var timelineLimit = 20_000
+    public var includeJournal = true
+    /// Widening of an incident's window on each side, so what led up to it is included.
+    public var incidentMargin: Int64 = 3_600_000
+    public static let defaultWindow: Int64 = 24 * 3_600_000
+
+    public init(store: any RecordStore, pseudonymizer: Pseudonymizer, temporaryDirectory: URL, daemonVersion: String) {
+        self.store = store
+        self.pseudonymizer = pseudonymizer
+        self.temporaryDirectory = temporaryDirectory
+        self.daemonVersion = daemonVersion
+    }
+
+    public func prepare(_ request: BundleRequest, now: Int64) async throws -> PreparedBundle {
+        guard request.hasScope else { throw BundleError.missingScope }
+        var request = request
+        var incident: Incident?
+        if let raw = request.incident, !raw.isEmpty {
+            let key = IncidentID(parsing: raw)?.value ?? raw
+            guard let found = try await store.incident(id: key) else { throw BundleError.unknownIncident(raw) }
+            incident = found
+            request.incident = found.id
+        }
+        var since = request.since
+        var until = request.until
+        let defaulted = since == nil || until == nil
+        if let incident, since == nil || until == nil {
+            let first = incident.firstTime ?? incident.createdAt
+            let last = incident.lastTime ?? incident.createdAt
+            since = since ?? first - incidentMargin
+            until = until ?? max(last, incident.createdAt) + incidentMargin
+        }
+        let end = until ?? now
+        let start = since ?? end - Self.defaultWindow
+        guard start <= end else { throw BundleError.invalidWindow }
+        return PreparedBundle(
+            request: request, env: request.env ?? incident?.env ?? .prod, since: start, until: end,
+            windowDefaulted: defaulted, incident: incident, createdAt: now)
+    }
+
+    @discardableResult
+    public func write<S: BundleSink>(_ bundle: PreparedBundle, to sink: inout S) async throws -> BundleReport {
+        let archive = try ArchiveWriter(format: bundle.request.format, modificationTime: bundle.createdAt)
+        var redactor = RecordRedactor(pseudonymizer: pseudonymizer, enabled: !bundle.request.piiAllowed)
+        var timeline = Timeline(limit: timelineLimit)
+        var summary = BundleSummary()
+        var files: [ManifestFile] = []
+        let capture = Timeline.captureKeys.union(BundleSummary.captureKeys)
+
+        for (kind, name) in [(RecordKind.event, "telemetry.ndjson"), (.log, "logs.ndjson")] {
+            let member = try MemberFile(name: name, directory: temporaryDirectory)
+            defer { member.remove() }
+            var query = RecordQuery(
+                kind: kind, env: bundle.env, app: bundle.request.app, device: bundle.request.device,
+                session: bundle.request.session, identity: bundle.request.identity, incident: bundle.request.incident,
+                since: bundle.since, until: bundle.until, limit: pageSize, order: .asc)
+            while true {
+                let page = try await store.query(query)
+                for record in page.records {
+                    if record.keys.level == .verbose { redactor.noteVerboseRecord() }
+                    let (json, captured) = redactor.redact(json: record.json, capture: capture)
+                    var line = Self.render(record, json: json)
+                    line.append(0x0A)
+                    try member.append(line)
+                    timeline.add(record, kind: kind, captured: captured)
+                    summary.add(record, kind: kind, captured: captured)
+                }
+                guard let next = page.nextAfter, !page.records.isEmpty else { break }
+                query.after = next
+            }
+            files.append(try await copy(member, into: archive, sink: &sink))
+        }
+
+        let timelineFile = try MemberFile(name: "timeline.txt", directory: temporaryDirectory)
+        defer { timelineFile.remove() }
+        try timeline.render(header: header(bundle, redaction: redactor.enabled), into: timelineFile)
+        files.append(try await copy(timelineFile, into: archive, sink: &sink))
+
+        files.append(try await add("summary.json", bytes: try summary.json(), into: archive, sink: &sink))
+        if let incident = bundle.incident {
+            files.append(try await add("incident.json", bytes: try incidentJSON(incident, redactor: &redactor), into: archive, sink: &sink))
+        }
+
+        var journalNote: String?
+        if includeJournal {
+            let journal = try MemberFile(name: "journal.txt", directory: temporaryDirectory)
+            defer { journal.remove() }
+            journalNote = JournalExcerpt.collect(
+                since: bundle.since, until: bundle.until, into: journal, scratch: temporaryDirectory, redactor: &redactor)
+            if journalNote == nil {
+                files.append(try await copy(journal, into: archive, sink: &sink))
+            } else {
+                _ = try journal.finish()
+            }
+        } else {
+            journalNote = "journal collection disabled"
+        }
+
+        let manifest = try manifestJSON(
+            bundle, summary: summary, redactor: &redactor, files: files, journalNote: journalNote,
+            timeline: timeline)
+        _ = try await add("manifest.json", bytes: manifest, into: archive, sink: &sink)
+        try archive.close()
+        try await drain(archive, into: &sink)
+        return BundleReport(
+            counts: summary.counts, redaction: redactor.counts, files: files, journalIncluded: journalNote == nil)
+    }
+
+    /// The stored JSON with the server fields in front, as the query API shows it.
+    static func render(_ r: StoredRecord, json: [UInt8]) -> [UInt8] {
+        var w = JSONWriter(capacity: 96)
+        w.field("id", r.id)
+        w.field("receivedAt", Timestamp.format(milliseconds: r.receivedAt))
+        w.field("env", r.env.rawValue)
+        if let code = r.keys.statusCode, let name = EnrollmentStatus.name(of: code) { w.field("statusName", name) }
+        // Splice by hand (one bulk copy): this runs for every record of every bundle.
+        guard json.first == UInt8(ascii: "{") else { return json }
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        out.reserveCapacity(json.count + w.bytes.count + 2)
+        out.append(contentsOf: w.bytes)
+        if json.dropFirst().first(where: { !RecordRedactor.isSpace($0) }) != UInt8(ascii: "}") { out.append(UInt8(ascii: ",")) }
+        json.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[1...])) }
+        return out
+    }
+
+    private func drain<S: BundleSink>(_ archive: ArchiveWriter, into sink: inout S) async throws {
+        let out = archive.takeOutput()
+        if !out.isEmpty { try await sink.write(out) }
+    }
+
+    private func copy<S: BundleSink>(_ member: MemberFile, into archive: ArchiveWriter, sink: inout S) async throws -> ManifestFile {
+        let entry = try member.finish()
+        try archive.beginEntry(name: entry.name, size: entry.size)
+        let input = try FileHandle(forReadingFrom: member.url)
+        defer { try? input.close() }
+        while let chunk = try input.read(upToCount: 1 << 16), !chunk.isEmpty {
+            try chunk.withUnsafeBytes { try archive.writeData($0) }
+            try await drain(archive, into: &sink)
+        }
+        try archive.finishEntry()
+        try await drain(archive, into: &sink)
+        member.remove()
+        return entry
+    }
+
+    private func add<S: BundleSink>(_ name: String, bytes: [UInt8], into archive: ArchiveWriter, sink: inout S) async throws -> ManifestFile {
+        try archive.beginEntry(name: name, size: Int64(bytes.count))
+        try bytes.withUnsafeBytes { try archive.writeData($0) }
+        try archive.finishEntry()
+        try await drain(archive, into: &sink)
+        return ManifestFile(name: name, size: Int64(bytes.count), sha256: MemberFile.digest(bytes))
+    }
+
+    private func header(_ b: PreparedBundle, redaction: Bool) -> [String] {
+        var scope: [String] = []
+        if let v = b.request.incident { scope.append("incident \(v)") }
+        if let v = b.request.device { scope.append("device \(v)") }
+        if b.request.identity != nil { scope.append("identity \(b.request.piiAllowed ? b.request.identity! : pseudonymizer.pseudonym(b.request.identity!, kind: "user"))") }
+        if let v = b.request.app { scope.append("app \(v)") }
+        if let v = b.request.session { scope.append("session \(v)") }
+        return [
+            "MAM diagnostic timeline — \(scope.joined(separator: ", ")) (\(b.env.rawValue))",
+            "window \(Timestamp.format(milliseconds: b.since)) .. \(Timestamp.format(milliseconds: b.until)) (device time, UTC)",
+            redaction
+                ? "personal data redacted: UPNs/emails, object ids and tokens appear as stable pseudonyms (user-…, oid-…, token-…)"
+                : "personal data NOT redacted (caller allowed to see PII)",
+            "SDK rhythm: failed enrollments are retried every 24 h; enrolled apps check in for policy every 8 h.",
+        ]
+    }
+
+    private func incidentJSON(_ i: Incident, redactor: inout RecordRedactor) throws -> [UInt8] {
+        let object: [String: Any] = [
+            "id": i.id, "guid": i.guid, "env": i.env.rawValue, "appId": i.appId,
+            "deviceId": i.deviceId ?? NSNull(), "sessionId": i.sessionId ?? NSNull(),
+            "identity": redactor.redactIdentity(i.identity) ?? NSNull(),
+            "description": i.description.map { redactor.scrub(text: $0) } ?? NSNull(),
+            "createdAt": Timestamp.format(milliseconds: i.createdAt), "records": i.recordCount,
+            "firstTime": i.firstTime.map(Timestamp.format(milliseconds:)) ?? NSNull(),
+            "lastTime": i.lastTime.map(Timestamp.format(milliseconds:)) ?? NSNull(),
+        ]
+        return Array(try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) + [0x0A]
+    }
+
+    private func manifestJSON(
+        _ b: PreparedBundle, summary: BundleSummary, redactor: inout RecordRedactor, files: [ManifestFile],
+        journalNote: String?, timeline: Timeline
+    ) throws -> [UInt8] {
+        let r = b.request
+        let identity = redactor.enabled ? r.identity.map { pseudonymizer.pseudonym($0, kind: "user") } : r.identity
+        let request: [String: Any] = [
+            "incident": r.incident ?? NSNull(), "device": r.device ?? NSNull(), "identity": identity ?? NSNull(),
+            "app": r.app ?? NSNull(), "session": r.session ?? NSNull(), "env": b.env.rawValue,
+            "since": Timestamp.format(milliseconds: b.since), "until": Timestamp.format(milliseconds: b.until),
+            "windowDefaulted": b.windowDefaulted, "format": r.format.rawValue,
+        ]
+        let c = redactor.counts
+        let object: [String: Any] = [
+            "bundleVersion": 1,
+            "request": request,
+            "caller": r.caller,
+            "createdAt": Timestamp.format(milliseconds: b.createdAt),
+            "daemonVersion": daemonVersion,
+            "counts": ["telemetry": summary.counts[.event] ?? 0, "logs": summary.counts[.log] ?? 0],
+            "redaction": [
+                "enabled": redactor.enabled,
+                "piiAllowed": r.piiAllowed,
+                "method": redactor.enabled ? "HMAC-SHA256 keyed pseudonyms, stable for this daemon's key" : "none",
+                "valuesRedacted": ["upn": c.upn, "objectId": c.objectId, "token": c.token],
+                "verboseMessagesScrubbed": c.verboseMessagesScrubbed,
+            ] as [String: Any],
+            "timeline": ["entries": timeline.entries.count, "omitted": timeline.omitted],
+            "journal": journalNote.map { ["included": false, "reason": $0] as [String: Any] } ?? ["included": true],
+            "files": files.map { ["name": $0.name, "size": $0.size, "sha256": $0.sha256] as [String: Any] },
+        ]
+        return Array(try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) + [0x0A]
+    }
+}

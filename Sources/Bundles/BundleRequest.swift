@@ -1,0 +1,85 @@
+import Foundation
+import TelemetryModel
+
+/// The archive container a bundle is delivered in.
+public enum BundleFormat: String, Sendable, Hashable, CaseIterable {
+    case zip
+    case tarGz = "tar.gz"
+
+    public var fileExtension: String { rawValue }
+    public var contentType: String { self == .zip ? "application/zip" : "application/gzip" }
+}
+
+/// What a support engineer asked for: a scope (at least one of incident, device, identity,
+/// app, session — combined with AND), a device-time window, the environment and the format,
+/// plus who asked and whether they may see personal data. Kept free of HTTP so the CLI,
+/// the server and the tests describe a bundle the same way.
+public struct BundleRequest: Sendable, Hashable {
+    public var incident: String?
+    public var device: String?
+    /// Compared case-insensitively (SPEC §2.1): stored lower-cased.
+    public var identity: String? { didSet { identity = identity?.lowercased() } }
+    public var app: String?
+    public var session: String?
+    /// Window, epoch ms inclusive; nil = default (incident window or last 24 h).
+    public var since: Int64?
+    public var until: Int64?
+    /// nil = the incident's environment, else prod.
+    public var env: TelemetryEnvironment?
+    public var format: BundleFormat
+    public var caller: String
+    public var piiAllowed: Bool
+
+    public init(
+        incident: String? = nil, device: String? = nil, identity: String? = nil, app: String? = nil,
+        session: String? = nil, since: Int64? = nil, until: Int64? = nil, env: TelemetryEnvironment? = nil,
+        format: BundleFormat = .zip, caller: String = "anonymous", piiAllowed: Bool = false
+    ) {
+        self.incident = incident
+        self.device = device
+        self.identity = identity?.lowercased()
+        self.app = app
+        self.session = session
+        self.since = since
+        self.until = until
+        self.env = env
+        self.format = format
+        self.caller = caller
+        self.piiAllowed = piiAllowed
+    }
+
+    /// The scope parameter names, as the API spells them.
+    public static let scopeParameters = ["incident", "device", "identity", "app", "session"]
+
+    public var hasScope: Bool { [incident, device, identity, app, session].contains { !($0 ?? "").isEmpty } }
+
+    /// A short label for file names: `MAM-7K2Q-9XPF`, `device-abc`, ...
+    public var scopeLabel: String {
+        if let incident { return incident }
+        if let device { return "device-\(device)" }
+        if let session { return "session-\(session)" }
+        if let app { return "app-\(app)" }
+        return "identity"
+    }
+}
+
+/// Why a bundle could not be started. Raised before any byte is streamed, so the HTTP layer
+/// can still answer with a proper status.
+public enum BundleError: Error, Sendable, Hashable, CustomStringConvertible {
+    case missingScope
+    case unknownIncident(String)
+    case invalidWindow
+    case archive(String)
+    case verification(String)
+
+    public var description: String {
+        switch self {
+        case .missingScope:
+            "a bundle needs at least one scope: \(BundleRequest.scopeParameters.joined(separator: ", "))"
+        case .unknownIncident(let id): "no incident '\(id)'; incident ids look like MAM-7K2Q-9XPF"
+        case .invalidWindow: "'since' must not be after 'until'"
+        case .archive(let m): "archive: \(m)"
+        case .verification(let m): "verification failed: \(m)"
+        }
+    }
+}

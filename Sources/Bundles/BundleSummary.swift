@@ -1,0 +1,80 @@
+import Foundation
+import TelemetryModel
+import TelemetryStore
+
+/// `summary.json`: what a reader wants before opening the NDJSON — the settings flags seen
+/// (telemetry disabled / PPE / verbose), apps, SDK versions and devices, and the enrollment
+/// success rate with failure codes by name. Distinct-value sets are capped so a fleet-wide
+/// app scope cannot grow them without bound.
+struct BundleSummary {
+    static let distinctLimit = 1000
+    static let captureKeys: Set<String> = Set(
+        (AppFlags.Key.telemetryDisabled + AppFlags.Key.usePPE + AppFlags.Key.verboseLogging).map { $0.lowercased() }
+            + ["sdkversion"])
+
+    var counts: [RecordKind: Int] = [:]
+    var flagCounts: [String: Int] = ["telemetryDisabled": 0, "usePPE": 0, "verbose": 0]
+    var apps: [String: Int] = [:]
+    var devices: [String: Int] = [:]
+    var sdkVersions: [String: Int] = [:]
+    var levels: [String: Int] = [:]
+    var enrollmentCalls = 0
+    var enrollmentSucceeded = 0
+    var failures: [Int: Int] = [:]
+    var firstTime: Int64?
+    var lastTime: Int64?
+    var truncated = false
+
+    mutating func add(_ r: StoredRecord, kind: RecordKind, captured: [String: String]) {
+        let k = r.keys
+        counts[kind, default: 0] += 1
+        firstTime = min(firstTime ?? k.time, k.time)
+        lastTime = max(lastTime ?? k.time, k.time)
+        Self.bump(&apps, k.appId, &truncated)
+        if !k.deviceId.isEmpty { Self.bump(&devices, k.deviceId, &truncated) }
+        if let v = captured["sdkversion"] { Self.bump(&sdkVersions, v, &truncated) }
+        func on(_ keys: [String]) -> Bool {
+            keys.contains { key in captured[key.lowercased()].map { ["yes", "true", "1"].contains($0.lowercased()) } ?? false }
+        }
+        if on(AppFlags.Key.telemetryDisabled) { flagCounts["telemetryDisabled", default: 0] += 1 }
+        if on(AppFlags.Key.usePPE) { flagCounts["usePPE", default: 0] += 1 }
+        if on(AppFlags.Key.verboseLogging) || k.level == .verbose { flagCounts["verbose", default: 0] += 1 }
+        if kind == .log { levels[(k.level ?? .info).name, default: 0] += 1 }
+        if k.name == EventName.enrollmentCall {
+            enrollmentCalls += 1
+            let ok = k.succeeded ?? k.statusCode.map(EnrollmentStatus.isSuccess) ?? false
+            if ok { enrollmentSucceeded += 1 } else if let code = k.statusCode { failures[code, default: 0] += 1 }
+        }
+    }
+
+    private static func bump(_ set: inout [String: Int], _ key: String, _ truncated: inout Bool) {
+        if set[key] == nil, set.count >= distinctLimit {
+            truncated = true
+            return
+        }
+        set[key, default: 0] += 1
+    }
+
+    func json() throws -> [UInt8] {
+        var enrollment: [String: Any] = ["calls": enrollmentCalls, "succeeded": enrollmentSucceeded]
+        enrollment["successRate"] = enrollmentCalls == 0 ? NSNull() : Double(enrollmentSucceeded) / Double(enrollmentCalls)
+        enrollment["failures"] = failures.keys.sorted().map { code -> [String: Any] in
+            ["statusCode": code, "statusName": EnrollmentStatus.name(of: code) ?? NSNull(), "count": failures[code]!]
+        }
+        let object: [String: Any] = [
+            "counts": ["telemetry": counts[.event] ?? 0, "logs": counts[.log] ?? 0],
+            "flagsSeen": [
+                "telemetryDisabled": flagCounts["telemetryDisabled"]! > 0,
+                "usePPE": flagCounts["usePPE"]! > 0,
+                "verbose": flagCounts["verbose"]! > 0,
+                "recordsWith": flagCounts,
+            ],
+            "apps": apps, "devices": devices, "sdkVersions": sdkVersions, "logLevels": levels,
+            "enrollment": enrollment,
+            "firstRecord": firstTime.map(Timestamp.format(milliseconds:)) ?? NSNull(),
+            "lastRecord": lastTime.map(Timestamp.format(milliseconds:)) ?? NSNull(),
+            "distinctValuesTruncated": truncated,
+        ]
+        return Array(try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) + [0x0A]
+    }
+}

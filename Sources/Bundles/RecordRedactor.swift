@@ -1,0 +1,276 @@
+import TelemetryModel
+
+/// Replaces personal values in stored JSON records and free text with stable keyed
+/// pseudonyms (`user-…`, `oid-…`, `token-…`) from the daemon's `Pseudonymizer`, so one
+/// user's records still line up across files and across bundles while the raw values never
+/// leave the daemon. A single linear byte pass over each record (no regex, no JSON
+/// re-encoding): JSON string tokens are found, values are rewritten in place of their raw
+/// bytes, and the member names are used as context (`identity`, `accountId`, ...).
+///
+/// The same pass optionally captures scalar values of chosen members (after redaction), so
+/// the timeline and summary need not parse each record a second time.
+struct RecordRedactor: Sendable {
+    let pseudonymizer: Pseudonymizer
+    let enabled: Bool
+    private(set) var counts = RedactionCounts()
+    /// HMACs are cheap but not free; the same users recur in every page. Bounded.
+    private var cache: [String: String] = [:]
+
+    init(pseudonymizer: Pseudonymizer, enabled: Bool) {
+        self.pseudonymizer = pseudonymizer
+        self.enabled = enabled
+    }
+
+    /// Members holding a UPN / user name as their whole value.
+    static let identityKeys: Set<String> = [
+        "identity", "upn", "userprincipalname", "username", "email", "mail", "loginhint", "user",
+    ]
+    /// Members holding an Entra object id (replaced when the value is a GUID).
+    static let objectIDKeys: Set<String> = [
+        "accountid", "oid", "objectid", "userobjectid", "aadobjectid", "entraobjectid", "userid", "homeaccountid",
+    ]
+
+    mutating func pseudonym(_ value: String, kind: String) -> String {
+        let key = kind + ":" + value.lowercased()
+        if let hit = cache[key] { return hit }
+        if cache.count >= 10_000 { cache.removeAll(keepingCapacity: true) }
+        let p = pseudonymizer.pseudonym(value, kind: kind)
+        cache[key] = p
+        return p
+    }
+
+    /// Rewrites one JSON record; `capture` names (lower-cased) members whose scalar values
+    /// are returned, last occurrence wins. Works on a raw buffer pointer: this runs once per
+    /// record of every bundle, and text without an `@`, `eyJ` or `bearer` is copied as is.
+    mutating func redact(json record: [UInt8], capture: Set<String> = []) -> (json: [UInt8], captured: [String: String]) {
+        var out: [UInt8] = []
+        out.reserveCapacity(record.count + 32)
+        var captured: [String: String] = [:]
+        record.withUnsafeBufferPointer { b in
+            var lastKey = ""
+            var i = 0
+            let n = b.count
+            while i < n {
+                let c = b[i]
+                if c == 0x22 {
+                    var j = i + 1
+                    while j < n, b[j] != 0x22 {
+                        j += b[j] == 0x5C ? 2 : 1
+                    }
+                    let end = min(j, n)
+                    var k = end + 1
+                    while k < n, Self.isSpace(b[k]) { k += 1 }
+                    if k < n, b[k] == UInt8(ascii: ":") {
+                        lastKey = String(decoding: UnsafeBufferPointer(rebasing: b[(i + 1)..<end]), as: UTF8.self).lowercased()
+                        out.append(contentsOf: UnsafeBufferPointer(rebasing: b[i..<min(end + 1, n)]))
+                    } else {
+                        let content = UnsafeBufferPointer(rebasing: b[(i + 1)..<end])
+                        out.append(0x22)
+                        let valueStart = out.count
+                        if enabled, !content.isEmpty,
+                            Self.identityKeys.contains(lastKey) || Self.objectIDKeys.contains(lastKey) || Self.mayHoldSecrets(content)
+                        {
+                            out.append(contentsOf: redactValue(Array(content)[...], key: lastKey))
+                        } else {
+                            out.append(contentsOf: content)
+                        }
+                        if capture.contains(lastKey) { captured[lastKey] = Self.unescape(Array(out[valueStart...])) }
+                        out.append(0x22)
+                    }
+                    i = end + 1
+                } else if c == UInt8(ascii: "-") || (c >= 0x30 && c <= 0x39) || c == UInt8(ascii: "t") || c == UInt8(ascii: "f") {
+                    var j = i
+                    while j < n, !Self.isDelimiter(b[j]) { j += 1 }
+                    let literal = UnsafeBufferPointer(rebasing: b[i..<j])
+                    if capture.contains(lastKey) { captured[lastKey] = String(decoding: literal, as: UTF8.self) }
+                    out.append(contentsOf: literal)
+                    i = j
+                } else {
+                    out.append(c)
+                    i += 1
+                }
+            }
+        }
+        return (out, captured)
+    }
+
+    /// A cheap pre-check: could this text hold an email, a bearer token or a JWT?
+    static func mayHoldSecrets(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        while i < b.count {
+            switch b[i] {
+            case UInt8(ascii: "@"): return true
+            case UInt8(ascii: "y"): if i + 1 < b.count, b[i + 1] == UInt8(ascii: "J") { return true }
+            case UInt8(ascii: "r"), UInt8(ascii: "R"):
+                if i >= 5, b[i - 5] | 0x20 == UInt8(ascii: "b"), b[i - 4] | 0x20 == UInt8(ascii: "e"),
+                    b[i - 3] | 0x20 == UInt8(ascii: "a"), b[i - 2] | 0x20 == UInt8(ascii: "r"), b[i - 1] | 0x20 == UInt8(ascii: "e")
+                { return true }
+            default: break
+            }
+            i += 1
+        }
+        return false
+    }
+
+    /// Scrubs free text (journal lines, descriptions): emails, bearer tokens, JWTs.
+    mutating func scrub(text: String) -> String {
+        guard enabled else { return text }
+        let bytes = Array(text.utf8)
+        guard let rewritten = scrub(bytes[...]) else { return text }
+        return String(decoding: rewritten, as: UTF8.self)
+    }
+
+    /// Replaces a whole identity value (request parameters, incident metadata).
+    mutating func redactIdentity(_ value: String?) -> String? {
+        guard enabled, let value, !value.isEmpty else { return value }
+        counts.upn += 1
+        return pseudonym(value, kind: "user")
+    }
+
+    mutating func noteVerboseRecord() { if enabled { counts.verboseMessagesScrubbed += 1 } }
+
+    private mutating func redactValue(_ content: ArraySlice<UInt8>, key: String) -> [UInt8] {
+        guard enabled, !content.isEmpty else { return Array(content) }
+        if Self.identityKeys.contains(key) {
+            counts.upn += 1
+            return Array(pseudonym(String(decoding: content, as: UTF8.self), kind: "user").utf8)
+        }
+        if Self.objectIDKeys.contains(key), Self.isGUID(content) {
+            counts.objectId += 1
+            return Array(pseudonym(String(decoding: content, as: UTF8.self), kind: "oid").utf8)
+        }
+        return scrub(content) ?? Array(content)
+    }
+
+    /// Emails, `Bearer …` and `eyJ…` JWTs inside text; nil when nothing was found.
+    private mutating func scrub(_ b: ArraySlice<UInt8>) -> [UInt8]? {
+        var replacements: [(Range<Int>, String)] = []
+        var i = b.startIndex
+        var floor = b.startIndex
+        while i < b.endIndex {
+            let c = b[i]
+            if c == UInt8(ascii: "@") {
+                var s = i
+                while s > floor, Self.isLocal(b[s - 1]) { s -= 1 }
+                var e = i + 1
+                while e < b.endIndex, Self.isDomain(b[e]) { e += 1 }
+                while e > i + 1, b[e - 1] == UInt8(ascii: ".") || b[e - 1] == UInt8(ascii: "-") { e -= 1 }
+                if s < i, b[(i + 1)..<e].contains(UInt8(ascii: ".")) {
+                    let value = String(decoding: b[s..<e], as: UTF8.self)
+                    replacements.append((s..<e, pseudonym(value, kind: "user")))
+                    counts.upn += 1
+                    floor = e
+                    i = e
+                    continue
+                }
+            } else if (c == UInt8(ascii: "B") || c == UInt8(ascii: "b")), i >= floor, Self.hasPrefix(b, at: i, "bearer") {
+                var t = i + 6
+                while t < b.endIndex, b[t] == 0x20 { t += 1 }
+                var e = t
+                while e < b.endIndex, Self.isToken(b[e]) { e += 1 }
+                if t > i + 6, e - t >= 8 {
+                    replacements.append((t..<e, pseudonym(String(decoding: b[t..<e], as: UTF8.self), kind: "token")))
+                    counts.token += 1
+                    floor = e
+                    i = e
+                    continue
+                }
+            } else if c == UInt8(ascii: "e"), i >= floor, i + 3 <= b.endIndex, b[i + 1] == UInt8(ascii: "y"),
+                b[i + 2] == UInt8(ascii: "J"), i == b.startIndex || !Self.isToken(b[i - 1])
+            {
+                var e = i
+                var dots = 0
+                while e < b.endIndex, Self.isToken(b[e]) {
+                    if b[e] == UInt8(ascii: ".") { dots += 1 }
+                    e += 1
+                }
+                if dots >= 2, e - i >= 20 {
+                    replacements.append((i..<e, pseudonym(String(decoding: b[i..<e], as: UTF8.self), kind: "token")))
+                    counts.token += 1
+                    floor = e
+                    i = e
+                    continue
+                }
+            }
+            i += 1
+        }
+        guard !replacements.isEmpty else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count)
+        var at = b.startIndex
+        for (range, text) in replacements {
+            out.append(contentsOf: b[at..<range.lowerBound])
+            out.append(contentsOf: text.utf8)
+            at = range.upperBound
+        }
+        out.append(contentsOf: b[at..<b.endIndex])
+        return out
+    }
+
+    static func hasPrefix(_ b: ArraySlice<UInt8>, at i: Int, _ word: String) -> Bool {
+        var k = i
+        for w in word.utf8 {
+            guard k < b.endIndex, b[k] | 0x20 == w else { return false }
+            k += 1
+        }
+        return true
+    }
+
+    static func isLocal(_ c: UInt8) -> Bool {
+        isAlnum(c) || c == UInt8(ascii: ".") || c == UInt8(ascii: "_") || c == UInt8(ascii: "%")
+            || c == UInt8(ascii: "+") || c == UInt8(ascii: "-")
+    }
+
+    static func isDomain(_ c: UInt8) -> Bool { isAlnum(c) || c == UInt8(ascii: ".") || c == UInt8(ascii: "-") }
+
+    static func isToken(_ c: UInt8) -> Bool {
+        isAlnum(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: "_") || c == UInt8(ascii: ".")
+            || c == UInt8(ascii: "~") || c == UInt8(ascii: "+") || c == UInt8(ascii: "/") || c == UInt8(ascii: "=")
+    }
+
+    static func isAlnum(_ c: UInt8) -> Bool {
+        (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A)
+    }
+
+    static func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
+
+    static func isDelimiter(_ c: UInt8) -> Bool {
+        c == UInt8(ascii: ",") || c == UInt8(ascii: "}") || c == UInt8(ascii: "]") || Self.isSpace(c)
+    }
+
+    /// 8-4-4-4-12 hex digits.
+    static func isGUID(_ b: ArraySlice<UInt8>) -> Bool {
+        guard b.count == 36 else { return false }
+        for (offset, c) in b.enumerated() {
+            if [8, 13, 18, 23].contains(offset) {
+                guard c == UInt8(ascii: "-") else { return false }
+            } else {
+                let h = c | 0x20
+                guard (c >= 0x30 && c <= 0x39) || (h >= 0x61 && h <= 0x66) else { return false }
+            }
+        }
+        return true
+    }
+
+    /// The common JSON escapes, enough for text shown in the timeline.
+    static func unescape(_ raw: [UInt8]) -> String {
+        guard raw.contains(0x5C) else { return String(decoding: raw, as: UTF8.self) }
+        var out: [UInt8] = []
+        var i = 0
+        while i < raw.count {
+            if raw[i] == 0x5C, i + 1 < raw.count {
+                switch raw[i + 1] {
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                default: out.append(raw[i + 1])
+                }
+                i += 2
+            } else {
+                out.append(raw[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,31 @@
+/// Stable journald `MESSAGE_ID`s for the daemon's notable events.
+///
+/// A `MESSAGE_ID` lets an operator find every occurrence of an event regardless of its
+/// wording (`journalctl MESSAGE_ID=...`), and lets `journalctl -x` show the explanation
+/// from `systemd/mamtelemetryd.catalog`. The ids are random 128-bit values generated once
+/// and must never change: alerts, saved searches and the catalog refer to them. A test
+/// checks that every case has a catalog entry.
+public enum DaemonMessageID: String, Sendable, CaseIterable {
+    /// The daemon is ready: store open, listener bound, READY=1 sent.
+    case started = "a6099522270d4485853645158218332e"
+    /// The daemon finished a graceful shutdown.
+    case stopped = "306032cd1e304418aad03bb2f01d37c6"
+    /// Ingest was refused (backpressure, store full or unavailable) with 429/503/507.
+    case ingestRefused = "ae757b8f0c53474885405f3173698026"
+    /// The store passed its disk high-water mark; ingest is refused until space returns.
+    case storageHighWater = "5f615aebe5e24591a3ca4ede4cdc14b9"
+    /// No systemd journal is reachable; records are not mirrored, the log goes to stderr.
+    case journalUnavailable = "7f63436a9bb741f2966ac4e41165c087"
+    /// Configuration and tokens were reloaded (SIGHUP / `systemctl reload`).
+    case configReloaded = "1109b52a91774c40a0965fa6e4068268"
+
+    /// The id as journald writes it: 32 lower-case hex digits.
+    public var id: String { rawValue }
+
+    /// The id in the 8-4-4-4-12 UUID form that some tools print.
+    public var uuidString: String {
+        let hex = Array(rawValue)
+        let groups = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32]
+        return groups.map { String(hex[$0]) }.joined(separator: "-")
+    }
+}

@@ -1,0 +1,26 @@
+import TelemetryModel
+
+extension JournalMirror {
+    /// Mirrors accepted diagnostic log records: keeps those at or above the minimum level,
+    /// builds their entries (``JournalEntry/logRecord(_:env:identityHash:identifier:)``) and
+    /// queues them. Returns at once, like ``submit(_:)-([JournalEntry])``; the only work on
+    /// the caller's thread is building the entries.
+    ///
+    /// - Parameters:
+    ///   - records: records that are already durable (only those are mirrored, SPEC §5).
+    ///   - env: the environment they were stored in.
+    ///   - identityHash: the keyed hash of a (lower-cased) identity, called only for records
+    ///     that have one; the raw identity never reaches the journal.
+    public func submit(
+        _ records: [DecodedRecord], env: TelemetryEnvironment, identityHash: (String) -> String?
+    ) {
+        let configuration = self.configuration
+        guard configuration.enabled else { return }
+        let entries = records.compactMap { record -> JournalEntry? in
+            guard configuration.shouldMirror(level: record.keys.level ?? .info) else { return nil }
+            let hash = record.keys.identity.isEmpty ? nil : identityHash(record.keys.identity)
+            return JournalEntry.logRecord(record, env: env, identityHash: hash)
+        }
+        submit(entries)
+    }
+}

@@ -1,0 +1,87 @@
+import Hummingbird
+import TelemetryModel
+
+/// The query of a `/v1/stats/...` request: environment, optional app, time window and bucket
+/// width. Buckets are aligned to multiples of the interval since the epoch (so `1h` buckets
+/// start on the hour) and only non-empty buckets are answered.
+struct StatsParameters: Sendable {
+    var env: TelemetryEnvironment = .prod
+    var app: String?
+    var since: Int64
+    var until: Int64
+    var interval: Int64
+    var intervalText: String
+
+    static let defaultWindow: Int64 = 86_400_000
+
+    static func parse(_ request: Request, now: Int64) throws -> StatsParameters {
+        let p = request.uri.queryParameters
+        func value(_ name: String) -> String? {
+            guard let v = p.get(name), !v.isEmpty else { return nil }
+            return v
+        }
+        var env = TelemetryEnvironment.prod
+        if let e = value("env") {
+            guard let parsed = TelemetryEnvironment(rawValue: e.lowercased()) else {
+                throw APIError.badRequest("invalid_parameter", "env must be prod or ppe, not '\(e)'")
+            }
+            env = parsed
+        }
+        func time(_ name: String, default fallback: Int64) throws -> Int64 {
+            guard let text = value(name) else { return fallback }
+            guard let t = TimeExpression.parse(text, now: now) else {
+                throw APIError.badRequest(
+                    "invalid_parameter", "\(name) '\(text)' is not RFC 3339, epoch milliseconds, or relative like -15m, -2h, -7d")
+            }
+            return t
+        }
+        let until = try time("until", default: now)
+        let since = try time("since", default: until - defaultWindow)
+        guard since <= until else {
+            throw APIError.badRequest("invalid_parameter", "since must not be after until")
+        }
+        let intervalText = value("interval") ?? "1h"
+        guard let interval = parseInterval(intervalText) else {
+            throw APIError.badRequest(
+                "invalid_parameter", "interval '\(intervalText)' must be a positive duration of at least 1m, like 15m, 1h, 1d or 1w")
+        }
+        return StatsParameters(env: env, app: value("app"), since: since, until: until, interval: interval, intervalText: intervalText)
+    }
+
+    /// `15m`, `1h`, `1d`, `1w` (also `s`), at least one minute so a day-long window stays readable.
+    static func parseInterval(_ text: String) -> Int64? {
+        guard let unit = text.last, let amount = Int64(text.dropLast()), amount > 0 else { return nil }
+        let scale: Int64
+        switch unit {
+        case "s": scale = 1000
+        case "m": scale = 60_000
+        case "h": scale = 3_600_000
+        case "d": scale = 86_400_000
+        case "w": scale = 7 * 86_400_000
+        default: return nil
+        }
+        let ms = amount.multipliedReportingOverflow(by: scale)
+        guard !ms.overflow, ms.partialValue >= 60_000 else { return nil }
+        return ms.partialValue
+    }
+
+    func bucketStart(_ time: Int64) -> Int64 {
+        let q = time / interval
+        return (time % interval < 0 ? q - 1 : q) * interval
+    }
+
+    var window: StatsWindow {
+        StatsWindow(
+            env: env.rawValue, app: app, since: Timestamp.format(milliseconds: since),
+            until: Timestamp.format(milliseconds: until), interval: intervalText)
+    }
+}
+
+/// The members every stats answer starts with: what was asked.
+struct StatsWindow: Encodable {
+    var env: String
+    var app: String?
+    var since: String
+    var until: String
+    var interval: String
+}

@@ -1,0 +1,100 @@
+import Bundles
+import Foundation
+import HTTPTypes
+import Hummingbird
+import TelemetryModel
+import TelemetryStore
+
+/// `GET /v1/bundles` and `GET /v1/incidents/{id}/bundle` (SPEC §6): a diagnostic archive
+/// streamed to the client while it is built.
+struct BundleRoutes: Sendable {
+    let store: SQLiteRecordStore
+    let pseudonymizer: Pseudonymizer
+    let clock: any WallClock
+
+    func register(on router: Router<AppRequestContext>) {
+        router.get("/v1/bundles") { request, context in try await bundle(request, context.principal, incident: nil) }
+        router.get("/v1/incidents/{id}/bundle") { request, context in
+            try await bundle(request, context.principal, incident: context.parameters.get("id") ?? "")
+        }
+    }
+
+    /// Whether this caller may receive personal data unredacted: its token holds the `pii`
+    /// scope (or `admin`). The single place the PII decision is made for bundles.
+    static func callerMaySeePII(_ principal: Token?) -> Bool {
+        principal?.allows(.pii) ?? false
+    }
+
+    /// Who asked, for the manifest: the token's name and id.
+    static func caller(_ principal: Token?) -> String {
+        guard let principal else { return "anonymous" }
+        return "\(principal.name) (token \(principal.id))"
+    }
+
+    func bundle(_ request: Request, _ principal: Token?, incident: String?) async throws -> Response {
+        let params = request.uri.queryParameters
+        func value(_ name: String) -> String? {
+            guard let v = params[name[...]].map(String.init), !v.isEmpty else { return nil }
+            return v
+        }
+        let now = clock.nowMilliseconds()
+        func time(_ name: String) throws -> Int64? {
+            guard let raw = value(name) else { return nil }
+            guard let ms = TimeExpression.parse(raw, now: now) else {
+                throw APIError.badRequest("invalid_parameter", "'\(name)' must be RFC 3339, epoch ms or a relative time like -2h; got '\(raw)'")
+            }
+            return ms
+        }
+        var env: TelemetryEnvironment?
+        if let raw = value("env") {
+            guard let e = TelemetryEnvironment(rawValue: raw) else {
+                throw APIError.badRequest("invalid_parameter", "'env' must be prod or ppe")
+            }
+            env = e
+        }
+        var format = BundleFormat.zip
+        if let raw = value("format") {
+            guard let f = BundleFormat(rawValue: raw == "tgz" ? "tar.gz" : raw) else {
+                throw APIError.badRequest("invalid_parameter", "'format' must be zip or tar.gz")
+            }
+            format = f
+        }
+        let bundleRequest = BundleRequest(
+            incident: incident ?? value("incident"), device: value("device"), identity: value("identity"),
+            app: value("app"), session: value("session"), since: try time("since"), until: try time("until"),
+            env: env, format: format, caller: Self.caller(principal), piiAllowed: Self.callerMaySeePII(principal))
+        let builder = BundleBuilder(
+            store: store, pseudonymizer: pseudonymizer,
+            temporaryDirectory: store.directory.appendingPathComponent("tmp"), daemonVersion: DaemonVersion.current)
+        let prepared: PreparedBundle
+        do {
+            prepared = try await builder.prepare(bundleRequest, now: now)
+        } catch let e as BundleError {
+            switch e {
+            case .unknownIncident: throw APIError.notFound(e.description)
+            case .missingScope: throw APIError.badRequest("missing_scope", e.description)
+            default: throw APIError.badRequest("invalid_parameter", e.description)
+            }
+        }
+        var headers: HTTPFields = [:]
+        headers[.contentType] = format.contentType
+        headers[.contentDisposition] = "attachment; filename=\"\(prepared.fileName)\""
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            var sink = ResponseBodySink(writer: writer)
+            try await builder.write(prepared, to: &sink)
+            writer = sink.writer
+            try await writer.finish(nil)
+        })
+    }
+}
+
+/// Hands archive bytes to the HTTP response as they are produced; each write waits for the
+/// connection, which is the back-pressure that keeps large bundles out of memory.
+struct ResponseBodySink: BundleSink {
+    var writer: any ResponseBodyWriter
+
+    mutating func write(_ bytes: [UInt8]) async throws {
+        try await writer.write(ByteBuffer(bytes: bytes))
+    }
+}

@@ -1,0 +1,19 @@
+import HTTPTypes
+import Hummingbird
+import Prometheus
+import TelemetryStore
+
+/// `GET /metrics`: Prometheus text format 0.0.4, built at scrape time.
+struct MetricsRoutes: Sendable {
+    let registry: PrometheusCollectorRegistry
+    let store: any RecordStore
+
+    func register(on router: Router<AppRequestContext>) {
+        let exposition = MetricsExposition(registry: registry, storeSizes: { [store] in store.sizes() })
+        router.get("/metrics") { _, _ in
+            var headers: HTTPFields = [:]
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: exposition.render())))
+        }
+    }
+}

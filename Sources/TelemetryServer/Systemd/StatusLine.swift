@@ -1,0 +1,32 @@
+import Foundation
+import Journal
+import Synchronization
+import TelemetryStore
+
+/// The `STATUS=` text `systemctl status` shows: what the daemon is doing right now.
+final class StatusLine: Sendable {
+    let committer: GroupCommitter
+    let disk: DiskGuard
+    let mirror: JournalMirror
+    private let last = Mutex<(records: Int, at: ContinuousClock.Instant)>((0, .now))
+
+    init(committer: GroupCommitter, disk: DiskGuard, mirror: JournalMirror) {
+        self.committer = committer
+        self.disk = disk
+        self.mirror = mirror
+    }
+
+    func text() -> String {
+        let total = committer.committedRecords
+        let rate = last.withLock { l -> Double in
+            let now = ContinuousClock.now
+            let seconds = Double((now - l.at).components.seconds) + Double((now - l.at).components.attoseconds) / 1e18
+            defer { l = (total, now) }
+            return seconds > 0 ? Double(total - l.records) / seconds : 0
+        }
+        var parts = ["accepting \(Int(rate.rounded())) records/s", "queue \(committer.queuedRecords)"]
+        if disk.status.refusing { parts.append("REFUSING INGEST: disk high-water") }
+        if !mirror.status.reachable { parts.append("journal unavailable") }
+        return parts.joined(separator: ", ")
+    }
+}

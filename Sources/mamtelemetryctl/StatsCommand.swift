@@ -1,0 +1,126 @@
+import ArgumentParser
+import Foundation
+import TelemetryModel
+
+/// `mamtelemetryctl stats enrollment|launches|actions|drops`: the daemon's `/v1/stats/*`
+/// answers as tables (one row per time bucket), or the raw JSON with `--json`.
+struct StatsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stats", abstract: "Aggregates over stored telemetry (enrollment, launches, actions, drops).",
+        subcommands: [Enrollment.self, Launches.self, Actions.self, Drops.self])
+
+    struct Window: ParsableArguments {
+        @Option(help: "Start: RFC 3339, epoch ms, or relative like -24h (default: 24h before --until).") var since: String?
+        @Option(help: "End: RFC 3339, epoch ms, or relative (default: now).") var until: String?
+        @Option(help: "Only this app (bundle id).") var app: String?
+        @Option(help: "prod or ppe (default prod).") var env: String?
+        @Option(help: "Bucket width: 15m, 1h, 1d, 1w (default 1h).") var interval: String?
+        @Flag(help: "Print the raw JSON answer.") var json = false
+
+        var query: String {
+            queryString([("since", since), ("until", until), ("app", app), ("env", env), ("interval", interval)])
+        }
+    }
+
+    /// Fetches `/v1/stats/<what>`; prints the JSON and returns nil with `--json`.
+    static func fetch(_ what: String, server: ServerOptions, window: Window) async throws -> [String: Any]? {
+        let client = DaemonClient(options: server)
+        let body = try await client.send(client.request(.GET, "/v1/stats/\(what)" + window.query))
+        if window.json {
+            FileHandle.standardOutput.write(Data(body))
+            return nil
+        }
+        return try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] ?? [:]
+    }
+
+    struct Enrollment: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Enrollment calls: success rate, latency, failing status codes.")
+        @OptionGroup var server: ServerOptions
+        @OptionGroup var window: Window
+
+        func run() async throws {
+            guard let answer = try await StatsCommand.fetch("enrollment", server: server, window: window) else { return }
+            var rows = [["BUCKET", "CALLS", "OK", "FAILED", "SUCCESS", "P50 MS", "P95 MS", "P99 MS", "TOP FAILURES"]]
+            for b in answer["buckets"] as? [[String: Any]] ?? [] {
+                rows.append(Self.row(b["start"] as? String ?? "", b["total"] as? [String: Any] ?? [:]))
+            }
+            rows.append(Self.row("TOTAL", answer["total"] as? [String: Any] ?? [:]))
+            print(Table.render(rows))
+            let byOp = answer["byOperation"] as? [String: [String: Any]] ?? [:]
+            if !byOp.isEmpty {
+                print("")
+                var ops = [["OPERATION", "CALLS", "OK", "FAILED", "SUCCESS", "P50 MS", "P95 MS", "P99 MS", "TOP FAILURES"]]
+                for (op, s) in byOp.sorted(by: { $0.key < $1.key }) { ops.append(Self.row(op, s)) }
+                print(Table.render(ops))
+            }
+        }
+
+        static func row(_ label: String, _ s: [String: Any]) -> [String] {
+            let d = s["durationMs"] as? [String: Double]
+            let rate = (s["successRate"] as? Double).map { String(format: "%.1f%%", $0 * 100) } ?? "-"
+            let failures = (s["topFailures"] as? [[String: Any]] ?? []).map { f in
+                "\(EnrollmentStatus.label(of: f["statusCode"] as? Int ?? 0)) x\(f["count"] as? Int ?? 0)"
+            }
+            return [
+                label, "\(s["count"] as? Int ?? 0)", "\(s["succeeded"] as? Int ?? 0)", "\(s["failed"] as? Int ?? 0)", rate,
+                ms(d?["p50"]), ms(d?["p95"]), ms(d?["p99"]), failures.joined(separator: ", "),
+            ]
+        }
+
+        static func ms(_ v: Double?) -> String { v.map { String(format: "%.0f", $0) } ?? "-" }
+    }
+
+    /// Launches and actions share a shape: counts by one dimension, per bucket.
+    static func printCounts(_ answer: [String: Any], column: String) {
+        let keys = (answer["counts"] as? [String: Int] ?? [:]).sorted { $0.value > $1.value }.map(\.key)
+        var rows = [["BUCKET", "TOTAL"] + keys.map { $0.uppercased() }]
+        for b in answer["buckets"] as? [[String: Any]] ?? [] {
+            let c = b["counts"] as? [String: Int] ?? [:]
+            rows.append([b["start"] as? String ?? "", "\(b["total"] as? Int ?? 0)"] + keys.map { "\(c[$0] ?? 0)" })
+        }
+        let total = answer["counts"] as? [String: Int] ?? [:]
+        rows.append(["TOTAL", "\(answer["total"] as? Int ?? 0)"] + keys.map { "\(total[$0] ?? 0)" })
+        if keys.isEmpty { print("no \(column) in this window") }
+        print(Table.render(rows))
+    }
+
+    struct Launches: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "App launches by management type.")
+        @OptionGroup var server: ServerOptions
+        @OptionGroup var window: Window
+
+        func run() async throws {
+            guard let answer = try await StatsCommand.fetch("launches", server: server, window: window) else { return }
+            StatsCommand.printCounts(answer, column: "launches")
+        }
+    }
+
+    struct Actions: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Intune actions by kind.")
+        @OptionGroup var server: ServerOptions
+        @OptionGroup var window: Window
+
+        func run() async throws {
+            guard let answer = try await StatsCommand.fetch("actions", server: server, window: window) else { return }
+            StatsCommand.printCounts(answer, column: "actions")
+        }
+    }
+
+    struct Drops: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Dropped and rejected records by reason (since daemon start).")
+        @OptionGroup var server: ServerOptions
+        @OptionGroup var window: Window
+
+        func run() async throws {
+            guard let answer = try await StatsCommand.fetch("drops", server: server, window: window) else { return }
+            var rows = [["KIND", "OUTCOME", "REASON", "RECORDS"]]
+            for (outcome, member) in [("dropped", "droppedByKind"), ("rejected", "rejectedByKind")] {
+                for (kind, reasons) in (answer[member] as? [String: [String: Int]] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                    for (reason, n) in reasons.sorted(by: { $0.key < $1.key }) { rows.append([kind, outcome, reason, "\(n)"]) }
+                }
+            }
+            print(Table.render(rows))
+            print("coverage: \(answer["coverage"] as? String ?? "?")")
+        }
+    }
+}

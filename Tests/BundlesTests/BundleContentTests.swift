@@ -1,0 +1,170 @@
+import Bundles
+import Foundation
+import Testing
+import TelemetryModel
+import TelemetryStore
+
+/// Bundles built from a real SQLite store: the right records, intact checksums, archives
+/// the system tools open, redaction, and a readable timeline. Serialized because the
+/// memory test in this target measures the process's RSS.
+@Suite(.serialized)
+struct BundleContentTests {
+    let since = BundleFixture.window.0
+    let until = BundleFixture.window.1
+
+    @Test func incidentBundleHoldsExactlyTheIncidentRecords() async throws {
+        let f = try BundleFixture()
+        try await f.fill()
+        let archive = try await f.bundle(BundleRequest(incident: "mam-7k2q-9xpf"))
+        #expect(try archive.recordKeys() == f.ids["incident-logs"])
+        let incident = try JSONSerialization.jsonObject(with: Data(try archive.member("incident.json").utf8)) as! [String: Any]
+        #expect(incident["id"] as? String == BundleFixture.incidentID)
+        let manifest = try archive.manifest()
+        let request = manifest["request"] as! [String: Any]
+        // Default window: the incident's first..last record widened by an hour each side.
+        #expect(request["since"] as? String == Timestamp.format(milliseconds: BundleFixture.t0 + 2 * BundleFixture.hour + 30 * BundleFixture.minute))
+        #expect(request["windowDefaulted"] as? Bool == true)
+        #expect((manifest["counts"] as! [String: Int]) == ["telemetry": 0, "logs": 2])
+        await f.close()
+    }
+
+    @Test func deviceBundleExcludesOtherDevicesAndPPE() async throws {
+        let f = try BundleFixture()
+        try await f.fill()
+        let prod = try await f.bundle(BundleRequest(device: "D1", since: since, until: until))
+        let expected = f.ids["alice-events"]!.union(f.ids["alice-logs"]!).union(f.ids["incident-logs"]!)
+        #expect(try prod.recordKeys() == expected)
+        let ppe = try await f.bundle(BundleRequest(device: "D1", since: since, until: until, env: .ppe))
+        #expect(try ppe.recordKeys() == f.ids["ppe-events"])
+        let summary = try JSONSerialization.jsonObject(with: Data(try ppe.member("summary.json").utf8)) as! [String: Any]
+        #expect((summary["flagsSeen"] as! [String: Any])["usePPE"] as? Bool == true)
+        await f.close()
+    }
+
+    @Test func identityBundleMatchesCaseInsensitively() async throws {
+        let f = try BundleFixture()
+        try await f.fill()
+        let a = try await f.bundle(BundleRequest(identity: "ALICE.smith@contoso.COM", since: since, until: until, format: .tarGz))
+        let expected = f.ids["alice-events"]!.union(f.ids["alice-logs"]!).union(f.ids["incident-logs"]!)
+        #expect(try a.recordKeys() == expected)
+        let b = try await f.bundle(BundleRequest(identity: BundleFixture.bob, since: since, until: until))
+        #expect(try b.recordKeys() == f.ids["bob-events"]!.union(f.ids["bob-logs"]!))
+        await f.close()
+    }
+
+    @Test(arguments: [BundleFormat.zip, .tarGz])
+    func checksumsVerifyAndSystemToolsOpenTheArchive(format: BundleFormat) async throws {
+        let f = try BundleFixture()
+        try await f.fill()
+        let archive = try await f.bundle(BundleRequest(incident: BundleFixture.incidentID, device: "D1", format: format))
+        let result = try BundleVerifier.verify(archiveAt: archive.path)
+        #expect(result.ok, "\(result.problems)")
+        let names = Set(result.verified.map(\.name))
+        #expect(names == ["telemetry.ndjson", "logs.ndjson", "timeline.txt", "summary.json", "incident.json"])
+        if format == .zip {
+            #expect(try run(["/usr/bin/unzip", "-t", archive.path]).status == 0)
+        } else {
+            let list = try run(["/usr/bin/tar", "tzf", archive.path])
+            #expect(list.status == 0)
+            #expect(String(decoding: list.stdout, as: UTF8.self).contains("manifest.json"))
+        }
+        // Tampering is caught.
+        var bytes = archive.bytes
+        if format == .tarGz {
+            let script = "mkdir -p \(f.directory.path)/x && cd \(f.directory.path)/x && tar xzf \(archive.path) && echo extra >> timeline.txt && tar czf ../tampered.tar.gz *"
+            #expect(try run(["/bin/sh", "-c", script]).status == 0)
+            let tampered = try BundleVerifier.verify(archiveAt: f.directory.path + "/tampered.tar.gz")
+            #expect(tampered.problems.contains { $0.hasPrefix("timeline.txt") })
+        } else {
+            // Flip bytes inside the first member's compressed data: CRC or checksum must catch it.
+            for offset in [bytes.count / 5, bytes.count / 4] { bytes[offset] ^= 0xFF }
+            let damaged = f.directory.path + "/damaged.zip"
+            #expect(FileManager.default.createFile(atPath: damaged, contents: bytes))
+            #expect((try? BundleVerifier.verify(archiveAt: damaged))?.ok != true)
+        }
+        await f.close()
+    }
+
+    @Test func personalDataIsPseudonymizedStablyUnlessAllowed() async throws {
+        let f = try BundleFixture()
+        try await f.fill()
+        let raw = [BundleFixture.alice.lowercased(), BundleFixture.bob, BundleFixture.aliceOid, "eyJhbGciOiJIUzI1NiJ9"]
+        var pseudonymsSeen: [Set<String>] = []
+        for format in [BundleFormat.zip, .tarGz] {
+            let archive = try await f.bundle(BundleRequest(app: "com.contoso.mail", since: since, until: until, format: format))
+            var everything = String(decoding: archive.bytes, as: UTF8.self).lowercased()
+            let extracted = try run(format == .zip ? ["/usr/bin/unzip", "-p", archive.path] : ["/usr/bin/tar", "-xzOf", archive.path])
+            everything += String(decoding: extracted.stdout, as: UTF8.self).lowercased()
+            #expect(extracted.stdout.count > 1000)
+            for value in raw { #expect(!everything.contains(value.lowercased()), "\(value) leaked in \(format)") }
+            let telemetry = try archive.member("telemetry.ndjson") + archive.member("logs.ndjson")
+            let users = Set(telemetry.matches(of: /user-[0-9a-f]{24}/).map { String($0.output) })
+            pseudonymsSeen.append(users)
+            let manifest = try archive.manifest()
+            let redaction = manifest["redaction"] as! [String: Any]
+            #expect(redaction["enabled"] as? Bool == true)
+            let counts = redaction["valuesRedacted"] as! [String: Int]
+            #expect(counts["upn"]! >= 10 && counts["objectId"]! >= 6 && counts["token"]! >= 1)
+            #expect(redaction["verboseMessagesScrubbed"] as? Int == 1)
+        }
+        let alice = f.pseudonymizer.pseudonym(BundleFixture.alice, kind: "user")
+        #expect(pseudonymsSeen[0] == pseudonymsSeen[1])
+        #expect(pseudonymsSeen[0].contains(alice))
+        #expect(pseudonymsSeen[0].count == 2)  // alice and bob, whatever the casing
+
+        let allowed = try await f.bundle(BundleRequest(app: "com.contoso.mail", since: since, until: until, caller: "eng@support", piiAllowed: true))
+        let text = try allowed.member("telemetry.ndjson") + allowed.member("logs.ndjson")
+        #expect(text.contains(BundleFixture.alice) && text.contains(BundleFixture.bob) && text.contains(BundleFixture.jwt))
+        #expect(text.contains(BundleFixture.aliceOid))
+        let manifest = try allowed.manifest()
+        #expect((manifest["redaction"] as! [String: Any])["enabled"] as? Bool == false)
+        #expect(manifest["caller"] as? String == "eng@support")
+        await f.close()
+    }
+
+    @Test func timelineTellsTheStoryInTimeOrderWithStatusNames() async throws {
+        let f = try BundleFixture()
+        try await f.fill()
+        let archive = try await f.bundle(BundleRequest(device: "D1", since: since, until: until))
+        let timeline = try archive.member("timeline.txt")
+        if ProcessInfo.processInfo.environment["PRINT_TIMELINE"] != nil { print(timeline) }
+        let failed = try #require(timeline.range(of: "AccountNotLicensed (200)"))
+        let ok = try #require(timeline.range(of: "NewPoliciesReceived (100)"))
+        #expect(failed.lowerBound < ok.lowerBound)
+        #expect(timeline.contains("management=MAM-WE"))
+        #expect(timeline.contains("via registerAndEnrollAccount"))
+        #expect(timeline.contains("812 ms"))
+        #expect(timeline.contains("SDK retries in 24 h"))
+        #expect(timeline.contains("next policy check-in expected ~2026-11-26 19:00Z (8 h)"))
+        #expect(timeline.contains("gap of 2 h 56 min"))
+        #expect(timeline.contains("IntuneAction    SelectiveWipe result=done"))
+        #expect(timeline.contains("WARNING         [MAMEnrollment] policy endpoint slow"))
+        #expect(!timeline.contains(BundleFixture.alice.lowercased()))
+        let stamps = timeline.split(separator: "\n").compactMap { line -> Int64? in
+            guard line.first?.isNumber == true else { return nil }
+            return Timestamp.parse(line.prefix(24))
+        }
+        #expect(stamps.count == 6)  // launch, 2 enrollment calls, action, warning, error
+        #expect(stamps == stamps.sorted())
+        let summary = try JSONSerialization.jsonObject(with: Data(try archive.member("summary.json").utf8)) as! [String: Any]
+        let enrollment = summary["enrollment"] as! [String: Any]
+        #expect(enrollment["calls"] as? Int == 2)
+        #expect(enrollment["successRate"] as? Double == 0.5)
+        let failures = enrollment["failures"] as! [[String: Any]]
+        #expect(failures.first?["statusName"] as? String == "AccountNotLicensed")
+        #expect((summary["sdkVersions"] as! [String: Int]) == ["19.6.0": 4])
+        #expect((summary["flagsSeen"] as! [String: Any])["verbose"] as? Bool == true)
+        await f.close()
+    }
+
+    @Test func refusesWithoutScopeOrUnknownIncident() async throws {
+        let f = try BundleFixture()
+        await #expect(throws: BundleError.missingScope) { try await f.builder.prepare(BundleRequest(), now: 0) }
+        await #expect(throws: BundleError.unknownIncident("MAM-2222-2222")) {
+            try await f.builder.prepare(BundleRequest(incident: "MAM-2222-2222"), now: 0)
+        }
+        let p = try await f.builder.prepare(BundleRequest(device: "D9"), now: 100 * BundleFixture.hour)
+        #expect(p.until - p.since == 24 * BundleFixture.hour)
+        await f.close()
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import Testing
+
+/// Runs commands next to a private, real systemd-journald and reads back what they logged
+/// (SPEC §11), through `journald-harness.sh` next to this file.
+///
+/// Each harness owns a work directory; the journal files land in `<workdir>/journal`, so
+/// they can be read from outside the harness's mount namespace, during or after the run.
+/// The daemon under test runs *inside* the harness (it must see the private
+/// `/run/systemd/journal/socket`); journalctl reads from outside with `-D`.
+///
+/// ```swift
+/// let harness = try JournaldHarness()
+/// defer { harness.remove() }
+/// let daemon = try harness.launch(daemonBinary, ["--listen", "127.0.0.1:0"])
+/// ... // drive it over HTTP
+/// let lines = try await harness.waitForEntries(["MAM_DEVICE_ID=dev-1"], count: 3)
+/// daemon.terminate(); daemon.waitUntilExit()   // SIGTERM is forwarded to the daemon
+/// ```
+struct JournaldHarness: Sendable {
+    /// `journald-harness.sh`, found next to this source file.
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("journald-harness.sh")
+
+    /// Whether the harness can run here: it needs root (a private mount namespace),
+    /// `unshare`, `systemd-journald` and `journalctl`.
+    static var isAvailable: Bool {
+        let tools = ["/lib/systemd/systemd-journald", "/usr/bin/unshare", "/usr/bin/journalctl"]
+        return getuid() == 0 && tools.allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// The output of a command run to completion.
+    struct Output: Sendable {
+        var status: Int32
+        var standardOutput: String
+        var standardError: String
+    }
+
+    enum HarnessError: Error, CustomStringConvertible {
+        case journalctlFailed(status: Int32, message: String)
+        case timedOut(matches: [String], found: Int, wanted: Int)
+
+        var description: String {
+            switch self {
+            case .journalctlFailed(let status, let message): "journalctl exited \(status): \(message)"
+            case .timedOut(let matches, let found, let wanted):
+                "only \(found) of \(wanted) journal entries matching \(matches) appeared"
+            }
+        }
+    }
+
+    /// The harness's work directory (journal files, pid files).
+    let workdir: URL
+
+    /// Where journald keeps this harness's journal: pass it to `journalctl -D`.
+    var journalDirectory: URL { workdir.appendingPathComponent("journal") }
+
+    /// The pid of the command currently (or last) run, for signals the harness does not
+    /// forward (SIGKILL in a crash test); `nil` before it started.
+    var commandPID: Int32? {
+        (try? String(contentsOf: workdir.appendingPathComponent("command.pid"), encoding: .utf8))
+            .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    /// - Parameter workdir: where the journal goes; a fresh temporary directory by default.
+    init(workdir: URL? = nil) throws {
+        self.workdir =
+            workdir ?? FileManager.default.temporaryDirectory.appendingPathComponent("journald-harness-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: journalDirectory, withIntermediateDirectories: true)
+    }
+
+    /// Deletes the work directory (after the commands have exited).
+    func remove() {
+        try? FileManager.default.removeItem(at: workdir)
+    }
+
+    /// Starts `executable` under the harness and returns at once; the process is the
+    /// harness, which forwards SIGTERM/SIGINT/SIGHUP to the command and exits with its
+    /// status after stopping journald. `standardOutput`/`standardError` default to the
+    /// test's own.
+    func launch(
+        _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
+        standardOutput: FileHandle? = nil, standardError: FileHandle? = nil
+    ) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [Self.script.path, workdir.path, "--", executable] + arguments
+        process.environment = environment ?? Self.defaultEnvironment
+        process.standardInput = FileHandle.nullDevice
+        if let standardOutput { process.standardOutput = standardOutput }
+        if let standardError { process.standardError = standardError }
+        try process.run()
+        return process
+    }
+
+    /// Runs `executable` under the harness to completion and captures its output.
+    func run(
+        _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil
+    ) throws -> Output {
+        let output = Pipe()
+        let errors = Pipe()
+        let process = try launch(
+            executable, arguments, environment: environment, standardOutput: output.fileHandleForWriting,
+            standardError: errors.fileHandleForWriting)
+        try output.fileHandleForWriting.close()
+        try errors.fileHandleForWriting.close()
+        let (outputData, errorData) = Self.readBoth(output, errors)
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
+            standardError: String(decoding: errorData, as: UTF8.self))
+    }
+
+    /// The journal's entries matching every `FIELD=VALUE` in `matches` (journalctl's match
+    /// syntax; `+` for OR), oldest first, each field as text. Binary values, which
+    /// journalctl prints as byte arrays, are decoded as UTF-8.
+    func entries(_ matches: [String] = []) throws -> [[String: String]] {
+        let output = try Self.journalctl(["-D", journalDirectory.path, "-o", "json", "--no-pager"] + matches)
+        // journalctl exits 1 when the directory has no journal file yet.
+        if output.status != 0 {
+            if output.standardError.contains("No journal files were found") { return [] }
+            throw HarnessError.journalctlFailed(status: output.status, message: output.standardError)
+        }
+        return try output.standardOutput.split(separator: "\n").map(Self.decodeEntry)
+    }
+
+    /// Polls the journal until at least `count` entries match (journald writes
+    /// asynchronously), for reading while the command still runs.
+    func waitForEntries(
+        _ matches: [String], count: Int = 1, timeout: Duration = .seconds(10)
+    ) async throws -> [[String: String]] {
+        let deadline = ContinuousClock.now + timeout
+        var found: [[String: String]] = []
+        while ContinuousClock.now < deadline {
+            found = try entries(matches)
+            if found.count >= count { return found }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HarnessError.timedOut(matches: matches, found: found.count, wanted: count)
+    }
+
+    // MARK: - Helpers
+
+    static let defaultEnvironment: [String: String] = {
+        var environment = ProcessInfo.processInfo.environment
+        // The command must not talk to a service manager the test runner may be under.
+        for name in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID"] {
+            environment.removeValue(forKey: name)
+        }
+        return environment
+    }()
+
+    static func journalctl(_ arguments: [String]) throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/journalctl")
+        process.arguments = arguments
+        process.environment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "SYSTEMD_PAGER": ""]
+        process.standardInput = FileHandle.nullDevice
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let (outputData, errorData) = readBoth(output, errors)
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
+            standardError: String(decoding: errorData, as: UTF8.self))
+    }
+
+    /// Reads two pipes to their end concurrently, so neither can fill up and stall the child.
+    static func readBoth(_ first: Pipe, _ second: Pipe) -> (Data, Data) {
+        let secondData = LockedData()
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            secondData.set(second.fileHandleForReading.readDataToEndOfFile())
+            done.signal()
+        }
+        let firstData = first.fileHandleForReading.readDataToEndOfFile()
+        done.wait()
+        return (firstData, secondData.get())
+    }
+
+    static func decodeEntry(_ line: Substring) throws -> [String: String] {
+        let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
+        return object.compactMapValues { value in
+            if let text = value as? String { return text }
+            if let bytes = value as? [Int] { return String(decoding: bytes.map { UInt8(truncatingIfNeeded: $0) }, as: UTF8.self) }
+            // A field that occurs more than once: journalctl prints an array of values.
+            if let values = value as? [Any] {
+                return values.map { ($0 as? String) ?? "\($0)" }.joined(separator: "\n")
+            }
+            return nil
+        }
+    }
+
+    /// A `Data` box shared with the reading thread.
+    private final class LockedData: @unchecked Sendable {
+        private let lock = NSLock()
+        private var data = Data()
+        func set(_ value: Data) { lock.withLock { data = value } }
+        func get() -> Data { lock.withLock { data } }
+    }
+}
+
+@Suite("journald harness self-check", .enabled(if: JournaldHarness.isAvailable, "needs root and systemd-journald"))
+struct JournaldHarnessTests {
+    @Test("a line logged under the harness is read back with journalctl -D, and the host is untouched")
+    func selfCheck() async throws {
+        let hostSocketBefore = FileManager.default.fileExists(atPath: "/run/systemd/journal/socket")
+        let harness = try JournaldHarness()
+        defer { harness.remove() }
+
+        let result = try harness.run("/usr/bin/systemd-cat", ["-t", "harness-selftest", "echo", "hello"])
+        #expect(result.status == 0, "\(result.standardError)")
+
+        let entries = try harness.entries(["SYSLOG_IDENTIFIER=harness-selftest"])
+        #expect(entries.count == 1)
+        #expect(entries.first?["MESSAGE"] == "hello")
+        #expect(entries.first?["_TRANSPORT"] == "stdout")
+        // The private /run/systemd was a mount inside the namespace only.
+        #expect(FileManager.default.fileExists(atPath: "/run/systemd/journal/socket") == hostSocketBefore)
+    }
+
+    @Test("the command's exit status is the harness's")
+    func exitStatus() throws {
+        let harness = try JournaldHarness()
+        defer { harness.remove() }
+        #expect(try harness.run("/bin/sh", ["-c", "exit 7"]).status == 7)
+    }
+}

@@ -43,12 +43,15 @@ install_missing() {
 }
 install_missing
 
+if [ -n "${BENCH_BIN:-}" ]; then
+  BENCH_NO_BUILD=1  # CI's smoke run reuses the test build's binaries
+fi
 if [ -z "${BENCH_NO_BUILD:-}" ]; then
   echo "== building release (scratch $SCRATCH)"
   swift build -c release --scratch-path "$SCRATCH" --product mamtelemetryd
   swift build -c release --scratch-path "$SCRATCH" --product mamtelemetryctl
 fi
-BIN=$ROOT/$SCRATCH/release
+BIN=${BENCH_BIN:-$ROOT/$SCRATCH/release}
 DAEMON=$BIN/mamtelemetryd
 CTL=$BIN/mamtelemetryctl
 

@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
   echo 'enum OpenAPIDocument {'
   echo '    static let yaml = #"""'
   cat openapi/openapi.yaml
+  # The literal's closing line drops one line break: keep the file's final newline.
+  echo
   echo '"""#'
   echo '}'
 } > Sources/TelemetryServer/Routes/OpenAPIDocument.swift

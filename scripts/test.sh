@@ -1,12 +1,37 @@
 #!/usr/bin/env bash
 # One command to run every test on a fresh Debian machine: installs the system packages
-# (journald, systemd-analyze, promtool/prometheus, unzip ...), builds, and runs the whole
-# suite (unit tests and integration tests that drive the built binaries over loopback).
-set -euo pipefail
+# (journald, systemd-analyze, promtool/prometheus, unzip, ...), builds, and runs
+#   1. the Swift test suite: unit tests and integration tests that drive the built binaries
+#      over loopback (real zlib, SQLite, journald in a private mount namespace, Prometheus);
+#   2. the parser fuzzers (libFuzzer + ASan), bounded (FUZZ_SECONDS per target, default 15);
+#   3. schemathesis against the running daemon's OpenAPI document (bounded);
+#   4. the benchmark suite in smoke mode, so it never rots (figures are not asserted).
+# Every step runs; the script fails if any step failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-./scripts/deps.sh test
+./scripts/deps.sh test || exit 1
 [[ -f /tmp/mamtelemetry-swift-path ]] && source /tmp/mamtelemetry-swift-path
-swift build --build-tests
-swift test --skip-build 2>&1 | tee /tmp/mamtelemetry-test.log
-status=${PIPESTATUS[0]}
-exit "$status"
+swift build --build-tests || exit 1
+
+failed=()
+step() {
+  local name=$1
+  shift
+  echo "== $name"
+  if ! "$@"; then
+    echo "== $name FAILED"
+    failed+=("$name")
+  fi
+}
+step "fuzz" ./scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
+step "schemathesis" ./scripts/schemathesis.sh
+step "bench smoke" env BENCH_BIN=.build/debug ./scripts/bench.sh --smoke
+# The Swift suite last, so its summary closes the log. Serially: the integration tests
+# start daemons, journald and Prometheus, and on two cores parallel runs starve each other.
+step "swift test" swift test --skip-build --no-parallel
+
+if ((${#failed[@]})); then
+  echo "failed steps: ${failed[*]}"
+  exit 1
+fi
+echo "all steps passed"

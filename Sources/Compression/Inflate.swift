@@ -61,7 +61,9 @@ public enum Inflate {
                 throw CompressionError.outputLimit(limit: limits.maxOutputBytes)
             }
             output.append(contentsOf: chunk[0..<produced])
-            if output.count > limits.ratioGraceBytes, output.count / max(input.count, 1) > limits.maxRatio {
+            // Judge the ratio against what zlib has consumed so far, not the whole body: a bomb
+            // is then caught within its first megabyte of output instead of near the size limit.
+            if output.count > limits.ratioGraceBytes, output.count / max(Int(stream.total_in), 1) > limits.maxRatio {
                 throw CompressionError.ratioLimit(limit: limits.maxRatio)
             }
             if rc == Z_OK && stream.avail_in == 0 && produced < chunkSize {

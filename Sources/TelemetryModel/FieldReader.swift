@@ -47,9 +47,9 @@ struct FieldReader<K: CodingKey> {
     func time(_ key: K) throws -> Int64? {
         guard container.contains(key) else { return nil }
         if (try? container.decodeNil(forKey: key)) == true { return nil }
-        if let ms = try? container.decode(Int64.self, forKey: key) { return ms }
-        if let ms = try? container.decode(Double.self, forKey: key) { return Int64(ms) }
-        if let s = try? container.decode(String.self, forKey: key), let ms = Timestamp.parse(s) { return ms }
+        if let ms = try? container.decode(Int64.self, forKey: key), Timestamp.acceptedRange.contains(ms) { return ms }
+        if let d = try? container.decode(Double.self, forKey: key), let ms = Timestamp.milliseconds(fromJSONNumber: d) { return ms }
+        if let s = try? container.decode(String.self, forKey: key), let ms = Timestamp.parse(s), Timestamp.acceptedRange.contains(ms) { return ms }
         throw FieldError("\(prefix)\(key.stringValue): expected RFC 3339 time (2026-11-21T10:15:30.123Z) or epoch milliseconds")
     }
 

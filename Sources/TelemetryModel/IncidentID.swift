@@ -23,7 +23,8 @@ public struct IncidentID: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Accepts what a person types: any case, with or without the prefix and dashes.
     public init?(parsing text: String) {
         var symbols = text.uppercased().filter { $0 != "-" && $0 != " " }
-        if symbols.hasPrefix("MAM") { symbols.removeFirst(3) }
+        // Strip the prefix only when it is one: an id's own symbols may start with "MAM".
+        if symbols.count == 11, symbols.hasPrefix("MAM") { symbols.removeFirst(3) }
         guard symbols.count == 8, symbols.allSatisfy({ IncidentID.alphabet.contains($0) }) else {
             return nil
         }

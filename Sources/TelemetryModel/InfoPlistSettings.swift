@@ -3,7 +3,9 @@ import Foundation
 /// Reads an app's MAM flags from its real `Info.plist` (XML or binary) — the
 /// `IntuneMAMSettings` dictionary — or from an older SDK's `MAMEnvironment.plist`, whose
 /// `UsePPE` sits at the top level. This is what `mamtelemetryctl apps import` sends to the
-/// daemon's app registry.
+/// daemon's app registry. Decoded with `PropertyListDecoder` into just the keys we need:
+/// the `PropertyListSerialization` route bridges every value (sets, dates, data) to
+/// Foundation objects and crashed on some valid binary plists (found by fuzzing).
 public struct InfoPlistSettings: Sendable, Hashable {
     /// `CFBundleIdentifier`, when the plist has one (an Info.plist does; MAMEnvironment.plist not).
     public var bundleId: String?
@@ -11,44 +13,67 @@ public struct InfoPlistSettings: Sendable, Hashable {
 
     public enum ReadError: Error, CustomStringConvertible {
         case notAPlist(String)
-        case notADictionary
 
         public var description: String {
             switch self {
-            case .notAPlist(let why): "not a property list (XML or binary): \(why)"
-            case .notADictionary: "the property list's top level is not a dictionary"
+            case .notAPlist(let why): "not a property list dictionary (XML or binary): \(why)"
             }
         }
     }
 
     public init(data: Data) throws {
-        let object: Any
+        let top: PlistTop
         do {
-            object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            top = try PropertyListDecoder().decode(PlistTop.self, from: data)
         } catch {
-            throw ReadError.notAPlist(String(describing: error))
+            throw ReadError.notAPlist(String(describing: error).prefix(300).description)
         }
-        guard let top = object as? [String: Any] else { throw ReadError.notADictionary }
-        bundleId = top["CFBundleIdentifier"] as? String
-        var flags = AppFlags(settings: Self.flagValues(top))
-        if let mam = top["IntuneMAMSettings"] as? [String: Any] {
-            flags = AppFlags(settings: Self.flagValues(mam)).merged(with: flags)
+        bundleId = top.bundleId
+        var flags = AppFlags(settings: top.flags)
+        if let mam = top.mamSettings {
+            flags = AppFlags(settings: mam.flags).merged(with: flags)
         }
         self.flags = flags
     }
 
-    /// Plist values arrive as Bool, NSNumber or String; keep only the ones a flag can use.
-    static func flagValues(_ dict: [String: Any]) -> [String: FlagValue] {
-        var out: [String: FlagValue] = [:]
-        let keys = AppFlags.Key.telemetryDisabled + AppFlags.Key.usePPE + AppFlags.Key.verboseLogging
-        for key in keys {
-            switch dict[key] {
-            case let b as Bool: out[key] = .bool(b)
-            case let n as NSNumber: out[key] = .number(n.doubleValue)
-            case let s as String: out[key] = .string(s)
-            default: break
+    /// A dictionary read for the flag keys only; other members are never decoded.
+    struct FlagDictionary: Decodable {
+        var flags: [String: FlagValue] = [:]
+
+        init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: AnyKey.self)
+            for key in AppFlags.Key.telemetryDisabled + AppFlags.Key.usePPE + AppFlags.Key.verboseLogging {
+                let k = AnyKey(key)
+                guard c.contains(k) else { continue }
+                if let b = try? c.decode(Bool.self, forKey: k) {
+                    flags[key] = .bool(b)
+                } else if let d = try? c.decode(Double.self, forKey: k) {
+                    flags[key] = .number(d)
+                } else if let s = try? c.decode(String.self, forKey: k) {
+                    flags[key] = .string(s)
+                }
             }
         }
-        return out
+    }
+
+    struct PlistTop: Decodable {
+        var bundleId: String?
+        var flags: [String: FlagValue]
+        var mamSettings: FlagDictionary?
+
+        init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: AnyKey.self)
+            bundleId = try? c.decode(String.self, forKey: AnyKey("CFBundleIdentifier"))
+            mamSettings = try? c.decode(FlagDictionary.self, forKey: AnyKey("IntuneMAMSettings"))
+            flags = try FlagDictionary(from: decoder).flags
+        }
+    }
+
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ s: String) { stringValue = s }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 }

@@ -88,7 +88,6 @@ struct WireEvent: Decodable {
 /// `DecodedRecord`s, invalid ones `LineError`s, so one bad line never costs the others.
 public struct TelemetryEventDecoder {
     public var limits: DecodeLimits
-    private let decoder = JSONDecoder()
 
     public init(limits: DecodeLimits = .default) { self.limits = limits }
 
@@ -113,14 +112,15 @@ public struct TelemetryEventDecoder {
     }
 
     func decodeOne(_ bytes: UnsafeBufferPointer<UInt8>, receivedAt: Int64) -> Result<DecodedRecord, Message> {
-        let info: JSONShape.Info
-        switch JSONShape.check(bytes, limits: limits) {
-        case .success(let i): info = i
+        let scanner = JSONRecordScanner(limits: limits, wantedTop: WireEvent.scanner.top, wantedData: WireEvent.scanner.data)
+        let scanned: ScannedRecord
+        switch scanner.scan(bytes) {
+        case .success(let r): scanned = r
         case .failure(let e): return .failure(Message(e.message))
         }
-        let json = info.hasLayoutWhitespace ? JSONShape.compact(bytes) : Array(bytes)
         do {
-            let wire = try decoder.decode(WireEvent.self, from: Data(json))
+            let wire = try WireEvent(scanned: scanned)
+            let json = scanned.hasLayoutWhitespace ? JSONShape.compact(bytes) : Array(bytes)
             return .success(
                 DecodedRecord(json: json, keys: wire.keys(receivedAt: receivedAt), flags: wire.flags, eventId: wire.eventId))
         } catch {

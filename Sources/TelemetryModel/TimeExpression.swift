@@ -16,7 +16,11 @@ public enum TimeExpression {
             case "w": scale = 7 * 86_400_000
             default: return nil
             }
-            return now + (first == "-" ? -1 : 1) * amount * scale
+            // Refuse what does not fit rather than trap: `-99999999999999999d` is a typo.
+            let (offset, overflow) = amount.multipliedReportingOverflow(by: scale)
+            guard !overflow else { return nil }
+            let (value, overflow2) = first == "-" ? now.subtractingReportingOverflow(offset) : now.addingReportingOverflow(offset)
+            return overflow2 ? nil : value
         }
         if let ms = Int64(t) { return ms }
         return Timestamp.parse(t)

@@ -72,10 +72,22 @@ public enum Timestamp {
         return Int64(seconds) * 1000 + Int64(millis)
     }
 
-    /// Prints epoch milliseconds as `2026-11-21T10:15:30.123Z`.
+    /// The times the daemon accepts: years 0001 to 9999, what RFC 3339 can print. Anything
+    /// outside is a client bug, refused rather than trapped on or stored.
+    public static let acceptedRange: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
+
+    /// Epoch milliseconds from a JSON number, or nil when it is not a time we accept.
+    public static func milliseconds(fromJSONNumber d: Double) -> Int64? {
+        guard d.isFinite, d >= Double(acceptedRange.lowerBound), d <= Double(acceptedRange.upperBound) else { return nil }
+        return Int64(d)
+    }
+
+    /// Prints epoch milliseconds as `2026-11-21T10:15:30.123Z` (floor division, so negative
+    /// times print correctly and no input can overflow).
     public static func format(milliseconds ms: Int64) -> String {
-        let totalSeconds = Int(ms >= 0 ? ms / 1000 : (ms - 999) / 1000)
-        let millis = Int(ms - Int64(totalSeconds) * 1000)
+        let (q, r) = ms.quotientAndRemainder(dividingBy: 1000)
+        let totalSeconds = Int(r < 0 ? q - 1 : q)
+        let millis = Int(r < 0 ? r + 1000 : r)
         var days = totalSeconds / 86_400
         var secs = totalSeconds % 86_400
         if secs < 0 {

@@ -1,3 +1,4 @@
+import Compression
 import Foundation
 import GRDB
 import TelemetryModel
@@ -30,6 +31,7 @@ extension EnvironmentDatabase {
             }
             if let age = limits.verboseLogsMaxAge {
                 try delete(where: "kind = 1 AND levelMask = 1 AND receivedAt < ?", [nowMs - age * 1000])
+                result.verboseScrubbed += try Self.scrubVerbose(olderThan: nowMs - age * 1000, db: db)
             }
             if let maxBytes = limits.maxBytes {
                 var total = try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(storedBytes), 0) FROM batch") ?? 0
@@ -42,5 +44,56 @@ extension EnvironmentDatabase {
             try db.execute(sql: "DELETE FROM incident WHERE createdAt < ?", arguments: [nowMs - (limits.logsMaxAge ?? Int64.max / 2000) * 1000])
             return result
         }
+    }
+}
+
+extension EnvironmentDatabase {
+    /// `levelMask` bit marking a batch whose verbose records were already scrubbed.
+    static let verboseScrubbedBit = 1 << 4
+
+    /// Verbose records share batches with other levels (records keep arrival order), so
+    /// expiring them early rewrites those batches: each expired verbose record becomes a
+    /// tombstone with the same id, time, app and device but no message, identity or other
+    /// content — the PII-bearing part leaves on the shorter schedule, the rest of the batch
+    /// and every id stay as they were. Returns how many records were scrubbed.
+    static func scrubVerbose(olderThan cutoff: Int64, db: Database, level: Int32 = 6) throws -> Int {
+        let rows = try Row.fetchAll(
+            db,
+            sql: "SELECT id, keys, payload, levelMask FROM batch WHERE kind = 1 AND (levelMask & 1) = 1 AND (levelMask & ?) = 0 AND receivedAt < ?",
+            arguments: [verboseScrubbedBit, cutoff])
+        var scrubbed = 0
+        for row in rows {
+            var keys = try KeysBlock.decode(Inflate.decompress([UInt8](row["keys"] as Data), format: .zlib))
+            let payload = try Inflate.decompress([UInt8](row["payload"] as Data), format: .zlib)
+            var lines = payload.split(separator: 0x0A, omittingEmptySubsequences: false).map(Array.init)
+            guard lines.count == keys.count else { throw StoreError.corruptBlock("batch \(row["id"] as Int64) lines/keys mismatch") }
+            for i in keys.indices where keys[i].level == .verbose {
+                var w = JSONWriter(capacity: 160)
+                w.beginObject()
+                w.field("time", Timestamp.format(milliseconds: keys[i].time))
+                w.field("level", "verbose")
+                w.field("message", "[expired: verbose record past its retention]")
+                w.field("appId", keys[i].appId)
+                if !keys[i].deviceId.isEmpty { w.field("deviceId", keys[i].deviceId) }
+                if !keys[i].incident.isEmpty { w.field("incident", keys[i].incident) }
+                w.field("expired", true)
+                w.endObject()
+                lines[i] = w.bytes
+                keys[i].identity = ""
+                keys[i].detail = ""
+                scrubbed += 1
+            }
+            var joined: [UInt8] = []
+            for (n, line) in lines.enumerated() {
+                if n > 0 { joined.append(0x0A) }
+                joined.append(contentsOf: line)
+            }
+            let newPayload = try Deflate.compress(joined, level: level)
+            let newKeys = try Deflate.compress(KeysBlock.encode(keys), level: level)
+            try db.execute(
+                sql: "UPDATE batch SET payload = ?, keys = ?, storedBytes = ?, levelMask = levelMask | ? WHERE id = ?",
+                arguments: [Data(newPayload), Data(newKeys), newPayload.count + newKeys.count, verboseScrubbedBit, row["id"] as Int64])
+        }
+        return scrubbed
     }
 }

@@ -58,41 +58,14 @@ final class EnvironmentDatabase: Sendable {
             let dedup = try db.makeStatement(sql: "INSERT OR IGNORE INTO event_id(appId, eventId, seq) VALUES (?, ?, ?)")
             for kind in RecordKind.allCases {
                 // Survivors of this kind across all groups, in arrival order.
-                var arrivals: [(record: DecodedRecord, group: Int)] = []
-                for (g, group) in groups.enumerated() where group.kind == kind {
-                    for (index, record) in group.records.enumerated() {
-                        if let eventId = record.eventId {
-                            // Events keep arrival order, so their id is known now; log ids are fixed
-                            // up below once verbose records are moved to batches of their own.
-                            try dedup.execute(arguments: [record.keys.appId, eventId, nextSeq + Int64(arrivals.count)])
-                            if db.changesCount == 0 {
-                                outcomes[g].duplicates += 1
-                                outcomes[g].duplicateIndices.append(index)
-                                continue
-                            }
-                        }
-                        arrivals.append((record, g))
-                    }
-                    if let incident = group.incident {
-                        try Self.insert(incident, db: db)
-                    }
-                }
-                // Verbose log records (PII-bearing, shortest retention) go into batches of their
-                // own so retention can expire them without rewriting mixed batches.
-                if kind == .log {
-                    arrivals = arrivals.filter { $0.record.keys.level != .verbose } + arrivals.filter { $0.record.keys.level == .verbose }
-                }
+                let arrivals = try Self.survivors(of: kind, in: groups, outcomes: &outcomes, nextSeq: nextSeq, dedup: dedup, db: db)
                 var survivors: [DecodedRecord] = []
                 var receivedAt: [Int64] = []
                 survivors.reserveCapacity(arrivals.count)
-                let fixSeq = try db.makeStatement(sql: "UPDATE event_id SET seq = ? WHERE appId = ? AND eventId = ?")
                 for (position, arrival) in arrivals.enumerated() {
                     let id = nextSeq + Int64(position)
                     outcomes[arrival.group].ids.append(id)
                     outcomes[arrival.group].stored += 1
-                    if kind == .log, let eventId = arrival.record.eventId {
-                        try fixSeq.execute(arguments: [id, arrival.record.keys.appId, eventId])
-                    }
                     survivors.append(arrival.record)
                     receivedAt.append(groups[arrival.group].receivedAt)
                 }
@@ -102,10 +75,8 @@ final class EnvironmentDatabase: Sendable {
                 while start < survivors.count {
                     var end = start
                     var bytes = 0
-                    let verbose = survivors[start].keys.level == .verbose
                     while end < survivors.count, end - start < configuration.maxBatchRecords,
-                        bytes == 0 || bytes + survivors[end].json.count < configuration.maxBatchBytes,
-                        (survivors[end].keys.level == .verbose) == verbose
+                        bytes == 0 || bytes + survivors[end].json.count < configuration.maxBatchBytes
                     {
                         bytes += survivors[end].json.count + 1
                         end += 1
@@ -125,6 +96,33 @@ final class EnvironmentDatabase: Sendable {
                 outcomes: outcomes, lastId: nextSeq - 1, kinds: kinds, rawBytes: rawBytes,
                 storedBytes: storedBytes, batches: batches)
         }
+    }
+
+    /// The records of `kind` that are not retries of a stored (`appId`, `eventId`), in
+    /// arrival order, noting duplicates in the outcomes; creates the groups' incidents.
+    private static func survivors(
+        of kind: RecordKind, in groups: [Group], outcomes: inout [AppendOutcome], nextSeq: Int64, dedup: Statement,
+        db: Database
+    ) throws -> [(record: DecodedRecord, group: Int)] {
+        var arrivals: [(record: DecodedRecord, group: Int)] = []
+        for (g, group) in groups.enumerated() where group.kind == kind {
+            for (index, record) in group.records.enumerated() {
+                if let eventId = record.eventId {
+                    // Records keep arrival order, so a survivor's id is known now.
+                    try dedup.execute(arguments: [record.keys.appId, eventId, nextSeq + Int64(arrivals.count)])
+                    if db.changesCount == 0 {
+                        outcomes[g].duplicates += 1
+                        outcomes[g].duplicateIndices.append(index)
+                        continue
+                    }
+                }
+                arrivals.append((record, g))
+            }
+            if let incident = group.incident {
+                try Self.insert(incident, db: db)
+            }
+        }
+        return arrivals
     }
 
     private static func insertBatch(

@@ -3,29 +3,53 @@ import TelemetryModel
 /// The per-record index keys of one batch, stored beside the compressed payload so queries
 /// and stats can filter and aggregate without inflating and parsing every JSON record.
 enum KeysBlock {
-    static let version: UInt8 = 1
+    /// Version 2: a string table (each distinct app, device, session, identity, name,
+    /// detail and incident once per batch, records refer to it by index) and time as a
+    /// zig-zag delta from the previous record. Identifiers repeat heavily within a batch, so
+    /// this stores far less than the payload's own copies, and decoding makes one `String`
+    /// per distinct value instead of one per record and field.
+    static let version: UInt8 = 2
 
     static func encode(_ keys: [RecordKeys]) -> [UInt8] {
-        var w = ByteWriter()
-        w.bytes.reserveCapacity(keys.count * 96)
-        w.bytes.append(version)
-        w.varint(UInt64(keys.count))
-        for k in keys {
-            w.int64(k.time)
-            w.string(k.appId)
-            w.string(k.deviceId)
-            w.string(k.sessionId)
-            w.string(k.identity)
-            w.string(k.name)
-            w.string(k.detail)
-            w.string(k.incident)
-            // 0 = absent, else zig-zag code + 1.
-            if let code = k.statusCode {
-                let z = (UInt64(bitPattern: Int64(code)) << 1) ^ UInt64(bitPattern: Int64(code) >> 63)
-                w.varint(z + 1)
+        var table: [String: Int] = [:]
+        var strings: [String] = []
+        var refs: [Int] = []
+        refs.reserveCapacity(keys.count * 7)
+        func ref(_ s: String) {
+            if let i = table[s] {
+                refs.append(i)
             } else {
-                w.varint(0)
+                table[s] = strings.count
+                refs.append(strings.count)
+                strings.append(s)
             }
+        }
+        for k in keys {
+            ref(k.appId)
+            ref(k.deviceId)
+            ref(k.sessionId)
+            ref(k.identity)
+            ref(k.name)
+            ref(k.detail)
+            ref(k.incident)
+        }
+        var w = ByteWriter()
+        w.bytes.reserveCapacity(keys.count * 24 + strings.count * 24)
+        w.bytes.append(version)
+        w.varint(UInt64(strings.count))
+        for s in strings { w.string(s) }
+        w.varint(UInt64(keys.count))
+        var previous: Int64 = 0
+        var r = 0
+        for k in keys {
+            w.varint(zigzag(k.time &- previous))
+            previous = k.time
+            for _ in 0..<7 {
+                w.varint(UInt64(refs[r]))
+                r += 1
+            }
+            // 0 = absent, else zig-zag code + 1.
+            w.varint(k.statusCode.map { zigzag(Int64($0)) + 1 } ?? 0)
             if let d = k.durationMs {
                 w.bytes.append(1)
                 w.int64(Int64(bitPattern: d.bitPattern))
@@ -41,20 +65,29 @@ enum KeysBlock {
     static func decode(_ bytes: [UInt8]) throws -> [RecordKeys] {
         var r = ByteReader(bytes)
         guard try r.byte() == version else { throw StoreError.corruptBlock("unknown keys block version") }
+        let stringCount = Int(try r.varint())
+        guard stringCount <= bytes.count else { throw StoreError.corruptBlock("string table larger than block") }
+        var strings: [String] = []
+        strings.reserveCapacity(stringCount)
+        for _ in 0..<stringCount { strings.append(try r.string()) }
+        func string() throws -> String {
+            let i = Int(try r.varint())
+            guard i < strings.count else { throw StoreError.corruptBlock("string index out of range") }
+            return strings[i]
+        }
         let count = Int(try r.varint())
+        guard count <= bytes.count else { throw StoreError.corruptBlock("record count larger than block") }
         var out: [RecordKeys] = []
         out.reserveCapacity(count)
+        var time: Int64 = 0
         for _ in 0..<count {
-            let time = try r.int64()
+            time &+= unzigzag(try r.varint())
             var k = RecordKeys(
-                time: time, appId: try r.string(), deviceId: try r.string(), sessionId: try r.string(),
-                identity: try r.string(), name: try r.string(), detail: try r.string())
-            k.incident = try r.string()
+                time: time, appId: try string(), deviceId: try string(), sessionId: try string(),
+                identity: try string(), name: try string(), detail: try string())
+            k.incident = try string()
             let z = try r.varint()
-            if z > 0 {
-                let u = z - 1
-                k.statusCode = Int(Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1))))
-            }
+            if z > 0 { k.statusCode = Int(unzigzag(z - 1)) }
             if try r.byte() == 1 { k.durationMs = Double(bitPattern: UInt64(bitPattern: try r.int64())) }
             switch try r.byte() {
             case 1: k.succeeded = false
@@ -67,4 +100,7 @@ enum KeysBlock {
         }
         return out
     }
+
+    @inline(__always) static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
+    @inline(__always) static func unzigzag(_ u: UInt64) -> Int64 { Int64(bitPattern: u >> 1) ^ -Int64(bitPattern: u & 1) }
 }

@@ -1,8 +1,8 @@
 import TelemetryModel
 
 /// How long and how much each environment keeps (SPEC §4). Verbose log records may carry
-/// PII, so they get the shortest age by default; the committer stores verbose records in
-/// batches of their own so they can be expired without rewriting mixed batches.
+/// PII, so they get the shortest age by default: past it their content is scrubbed in place
+/// (tombstones keep ids and order) and verbose-only batches are deleted.
 public struct RetentionPolicy: Sendable, Hashable {
     public struct Limits: Sendable, Hashable {
         /// Oldest receive age kept, in seconds (nil: no age limit).
@@ -39,4 +39,6 @@ public struct RetentionResult: Sendable, Hashable {
     public var batches = 0
     public var records = 0
     public var bytes: Int64 = 0
+    /// Verbose records whose content was scrubbed in place.
+    public var verboseScrubbed = 0
 }

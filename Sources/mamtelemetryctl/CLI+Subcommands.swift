@@ -2,5 +2,5 @@ import ArgumentParser
 
 extension CLI {
     /// Subcommands contributed by other files (bundle, stats, bench): one line each.
-    static let extraSubcommands: [any ParsableCommand.Type] = [BenchCommand.self, StatsCommand.self]
+    static let extraSubcommands: [any ParsableCommand.Type] = [BenchCommand.self, StatsCommand.self, TokensCommand.self, BundleCommand.self]
 }

@@ -15,11 +15,15 @@ final class DaemonProcess: @unchecked Sendable {
     let logFile: URL
     var extraArguments: [String]
     var environment: [String: String]
-    /// A client of its own: connections pooled to a daemon that was just SIGKILLed must not
-    /// leak into another test's requests.
-    let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
-        timeout: .init(connect: .seconds(5), read: .seconds(60)),
-        connectionPool: .init(idleTimeout: .seconds(5))))
+    /// A client of its own, replaced on every start: connections pooled to a daemon that was
+    /// just SIGKILLed must not be reused for the next daemon (each would cost a timeout).
+    private(set) var client = DaemonProcess.makeClient()
+
+    static func makeClient() -> HTTPClient {
+        HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
+            timeout: .init(connect: .seconds(5), read: .seconds(60)),
+            connectionPool: .init(idleTimeout: .seconds(5))))
+    }
 
     deinit { try? client.syncShutdown() }
 
@@ -48,6 +52,9 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Starts the daemon and waits until `/readyz` answers 200.
     func start() async throws {
+        let previous = client
+        client = Self.makeClient()
+        try? await previous.shutdown()
         let p = Process()
         p.executableURL = Self.binary
         p.arguments = ["--data-dir", dataDirectory.path, "--listen", "127.0.0.1:\(port)"] + extraArguments
@@ -83,7 +90,14 @@ final class DaemonProcess: @unchecked Sendable {
         while p.isRunning && Date() < deadline { usleep(5_000) }
         if p.isRunning {
             Foundation.kill(p.processIdentifier, SIGKILL)
-            while p.isRunning { usleep(5_000) }
+            // Bounded: Foundation sometimes never reaps a child under heavy parallel use, and
+            // an unbounded wait here would hold a cooperative thread forever.
+            let last = Date().addingTimeInterval(5)
+            while p.isRunning && Date() < last {
+                var status: Int32 = 0
+                if waitpid(p.processIdentifier, &status, WNOHANG) == p.processIdentifier { break }
+                usleep(5_000)
+            }
         }
     }
 

@@ -7,7 +7,7 @@ import TelemetryStore
 enum RoutePolicy {
     static func requiredScope(method: HTTPRequest.Method, path: String, metricsRequireToken: Bool) -> Scope? {
         switch path {
-        case "/healthz", "/readyz", "/openapi.yaml", "/openapi.json":
+        case "/healthz", "/readyz", "/openapi.yaml":
             return nil
         case "/metrics":
             return metricsRequireToken ? .read : nil

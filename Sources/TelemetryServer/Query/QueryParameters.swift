@@ -65,7 +65,14 @@ enum QueryParameters {
         if let cursor = value("cursor") {
             q.after = try Cursor.decode(cursor, for: q)
         }
-        let follow = ["true", "1", "yes"].contains(value("follow")?.lowercased() ?? "")
+        var follow = false
+        if let raw = value("follow")?.lowercased() {
+            switch raw {
+            case "true", "1", "yes": follow = true
+            case "false", "0", "no": follow = false
+            default: throw APIError.badRequest("invalid_parameter", "follow must be true or false, not '\(raw)'")
+            }
+        }
         return (q, follow)
     }
 }

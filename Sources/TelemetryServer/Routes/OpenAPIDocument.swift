@@ -621,5 +621,6 @@ components:
         apps: {type: array, items: {type: string}}
         createdAt: {type: integer}
         revoked: {type: boolean}
+
 """#
 }

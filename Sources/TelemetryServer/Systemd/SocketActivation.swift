@@ -76,13 +76,15 @@ public enum SocketActivation {
         switch Int32(storage.ss_family) {
         case AF_INET:
             return withUnsafeBytes(of: &storage) { raw in
-                var a = raw.load(as: sockaddr_in.self)
-                return "\(numericHost(&a.sin_addr, family: AF_INET)):\(UInt16(bigEndian: a.sin_port))"
+                let a = raw.load(as: sockaddr_in.self)
+                let host = withUnsafeBytes(of: a.sin_addr) { numericHost($0, family: AF_INET) }
+                return "\(host):\(UInt16(bigEndian: a.sin_port))"
             }
         case AF_INET6:
             return withUnsafeBytes(of: &storage) { raw in
-                var a = raw.load(as: sockaddr_in6.self)
-                return "[\(numericHost(&a.sin6_addr, family: AF_INET6))]:\(UInt16(bigEndian: a.sin6_port))"
+                let a = raw.load(as: sockaddr_in6.self)
+                let host = withUnsafeBytes(of: a.sin6_addr) { numericHost($0, family: AF_INET6) }
+                return "[\(host)]:\(UInt16(bigEndian: a.sin6_port))"
             }
         case AF_UNIX:
             return withUnsafeBytes(of: &storage) { raw in
@@ -95,9 +97,9 @@ public enum SocketActivation {
         }
     }
 
-    private static func numericHost<A>(_ address: inout A, family: Int32) -> String {
+    private static func numericHost(_ address: UnsafeRawBufferPointer, family: Int32) -> String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        guard inet_ntop(family, &address, &buffer, socklen_t(buffer.count)) != nil else { return "?" }
-        return String(cString: buffer)
+        guard inet_ntop(family, address.baseAddress, &buffer, socklen_t(buffer.count)) != nil else { return "?" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

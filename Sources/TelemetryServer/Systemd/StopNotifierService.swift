@@ -11,6 +11,6 @@ struct StopNotifierService: Service {
     func run() async throws {
         try? await gracefulShutdown()
         _ = notifier.stopping()
-        logger.notice("stopping: draining in-flight requests and commits", metadata: .messageID(.stopped))
+        logger.notice("stopping: draining in-flight requests and commits")
     }
 }

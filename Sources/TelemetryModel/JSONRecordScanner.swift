@@ -1,0 +1,277 @@
+/// A JSON value the scanner kept: scalars with their value, containers only by kind.
+enum JSONScalar: Equatable {
+    case string(String)
+    /// The number's text, parsed on demand (most numbers are never looked at).
+    case number(String)
+    case bool(Bool)
+    case null
+    case object
+    case array
+}
+
+/// The members of a record the daemon routes and indexes on, captured in one pass.
+struct ScannedRecord {
+    /// Wanted top-level members.
+    var top: [String: JSONScalar] = [:]
+    /// Wanted members of the nested `data` object (when `data` is an object).
+    var data: [String: JSONScalar] = [:]
+    /// Every scalar member of the nested `settings` object (flag spellings vary).
+    var settings: [String: JSONScalar] = [:]
+    /// Whitespace outside strings: the record must be compacted to be stored as one line.
+    var hasLayoutWhitespace = false
+}
+
+/// A strict, single-pass JSON scanner for one record: it validates the whole text (RFC
+/// 8259 grammar, UTF-8, escapes), enforces the structural limits (depth, member count,
+/// string length) and captures just the members it is asked for — one pass instead of a
+/// limits pass plus `JSONDecoder`, which dominated the ingest profile.
+struct JSONRecordScanner {
+    let limits: DecodeLimits
+    let wantedTop: Set<String>
+    let wantedData: Set<String>
+
+    func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<ScannedRecord, ShapeError> {
+        var cursor = Cursor(b: bytes, limits: limits)
+        var record = ScannedRecord()
+        do {
+            cursor.skipSpace()
+            guard cursor.peek == UInt8(ascii: "{") else { return .failure(.notAnObject) }
+            try cursor.object { key, cursor in
+                let wanted = wantedTop.contains(key)
+                if key == "data" || key == "settings", cursor.peek == UInt8(ascii: "{") {
+                    record.top[key] = .object
+                    let isData = key == "data"
+                    try cursor.object { inner, cursor in
+                        if isData ? wantedData.contains(inner) : true {
+                            let v = try cursor.value(capture: true)
+                            if isData { record.data[inner] = v } else { record.settings[inner] = v }
+                        } else {
+                            _ = try cursor.value(capture: false)
+                        }
+                    }
+                } else {
+                    let v = try cursor.value(capture: wanted)
+                    if wanted { record.top[key] = v }
+                }
+            }
+            cursor.skipSpace()
+            guard cursor.atEnd else { throw ShapeError.syntax("trailing characters after the object") }
+        } catch let e as ShapeError {
+            return .failure(e)
+        } catch {
+            return .failure(.syntax("unreadable"))
+        }
+        record.hasLayoutWhitespace = cursor.sawLayout
+        return .success(record)
+    }
+
+    struct Cursor {
+        let b: UnsafeBufferPointer<UInt8>
+        let limits: DecodeLimits
+        var i = 0
+        var depth = 0
+        var fields = 0
+        var sawLayout = false
+
+        init(b: UnsafeBufferPointer<UInt8>, limits: DecodeLimits) {
+            self.b = b
+            self.limits = limits
+        }
+
+        var atEnd: Bool { i >= b.count }
+        var peek: UInt8? { i < b.count ? b[i] : nil }
+
+        mutating func skipSpace() {
+            while i < b.count {
+                switch b[i] {
+                case 0x20, 0x09, 0x0A, 0x0D:
+                    sawLayout = true
+                    i += 1
+                default: return
+                }
+            }
+        }
+
+        mutating func expect(_ c: UInt8, _ what: String) throws {
+            skipSpace()
+            guard i < b.count, b[i] == c else { throw ShapeError.syntax("expected \(what)") }
+            i += 1
+        }
+
+        /// Walks an object's members, handing each key to `member`, which must consume the value.
+        mutating func object(_ member: (String, inout Cursor) throws -> Void) throws {
+            try expect(UInt8(ascii: "{"), "'{'")
+            depth += 1
+            if depth > limits.maxDepth { throw ShapeError.tooDeep(limits.maxDepth) }
+            skipSpace()
+            if peek == UInt8(ascii: "}") {
+                i += 1
+                depth -= 1
+                return
+            }
+            while true {
+                skipSpace()
+                guard peek == 0x22 else { throw ShapeError.syntax("expected a member name") }
+                let key = try string()
+                fields += 1
+                if fields > limits.maxFields { throw ShapeError.tooManyFields(limits.maxFields) }
+                try expect(UInt8(ascii: ":"), "':'")
+                skipSpace()
+                try member(key, &self)
+                skipSpace()
+                guard let c = peek else { throw ShapeError.syntax("unterminated object") }
+                i += 1
+                if c == UInt8(ascii: "}") { break }
+                guard c == UInt8(ascii: ",") else { throw ShapeError.syntax("expected ',' or '}'") }
+            }
+            depth -= 1
+        }
+
+        mutating func value(capture: Bool) throws -> JSONScalar {
+            skipSpace()
+            guard let c = peek else { throw ShapeError.syntax("missing value") }
+            switch c {
+            case 0x22:
+                let s = try string(keep: capture)
+                return .string(s)
+            case UInt8(ascii: "{"):
+                try object { _, cursor in _ = try cursor.value(capture: false) }
+                return .object
+            case UInt8(ascii: "["):
+                i += 1
+                depth += 1
+                if depth > limits.maxDepth { throw ShapeError.tooDeep(limits.maxDepth) }
+                skipSpace()
+                if peek == UInt8(ascii: "]") {
+                    i += 1
+                } else {
+                    while true {
+                        _ = try value(capture: false)
+                        skipSpace()
+                        guard let d = peek else { throw ShapeError.syntax("unterminated array") }
+                        i += 1
+                        if d == UInt8(ascii: "]") { break }
+                        guard d == UInt8(ascii: ",") else { throw ShapeError.syntax("expected ',' or ']'") }
+                    }
+                }
+                depth -= 1
+                return .array
+            case UInt8(ascii: "t"):
+                try literal("true")
+                return .bool(true)
+            case UInt8(ascii: "f"):
+                try literal("false")
+                return .bool(false)
+            case UInt8(ascii: "n"):
+                try literal("null")
+                return .null
+            default:
+                return try number(keep: capture)
+            }
+        }
+
+        mutating func literal(_ word: StaticString) throws {
+            let n = word.utf8CodeUnitCount
+            guard i + n <= b.count else { throw ShapeError.syntax("invalid literal") }
+            let p = word.utf8Start
+            for k in 0..<n where b[i + k] != p[k] { throw ShapeError.syntax("invalid literal") }
+            i += n
+        }
+
+        /// RFC 8259 number grammar; returns its text.
+        mutating func number(keep: Bool) throws -> JSONScalar {
+            let start = i
+            if peek == UInt8(ascii: "-") { i += 1 }
+            guard let first = peek, first >= 0x30, first <= 0x39 else { throw ShapeError.syntax("invalid value") }
+            i += 1
+            if first != 0x30 { while let d = peek, d >= 0x30, d <= 0x39 { i += 1 } }
+            if peek == UInt8(ascii: ".") {
+                i += 1
+                guard let d = peek, d >= 0x30, d <= 0x39 else { throw ShapeError.syntax("invalid number") }
+                while let d = peek, d >= 0x30, d <= 0x39 { i += 1 }
+            }
+            if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
+                i += 1
+                if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { i += 1 }
+                guard let d = peek, d >= 0x30, d <= 0x39 else { throw ShapeError.syntax("invalid number") }
+                while let d = peek, d >= 0x30, d <= 0x39 { i += 1 }
+            }
+            return .number(keep ? String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self) : "")
+        }
+
+        /// A string token (cursor on the opening quote); validates escapes and UTF-8.
+        mutating func string(keep: Bool = true) throws -> String {
+            i += 1
+            let start = i
+            var escaped = false
+            while true {
+                guard i < b.count else { throw ShapeError.syntax("unterminated string") }
+                let c = b[i]
+                if c == 0x22 { break }
+                if c == 0x5C {
+                    escaped = true
+                    i += 1
+                    guard i < b.count else { throw ShapeError.syntax("unterminated string") }
+                    switch b[i] {
+                    case 0x22, 0x5C, 0x2F, UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                        i += 1
+                    case UInt8(ascii: "u"):
+                        guard i + 4 < b.count else { throw ShapeError.syntax("invalid \\u escape") }
+                        for k in 1...4 where !Self.isHex(b[i + k]) { throw ShapeError.syntax("invalid \\u escape") }
+                        i += 5
+                    default:
+                        throw ShapeError.syntax("invalid escape")
+                    }
+                    continue
+                }
+                if c < 0x20 { throw ShapeError.syntax("control character inside a string") }
+                i += 1
+            }
+            let end = i
+            i += 1
+            if end - start > limits.maxStringBytes { throw ShapeError.stringTooLong(limits.maxStringBytes) }
+            let raw = UnsafeBufferPointer(rebasing: b[start..<end])
+            guard let text = String(validating: raw, as: UTF8.self) else { throw ShapeError.syntax("invalid UTF-8") }
+            guard keep else { return "" }
+            return escaped ? Self.unescape(text) : text
+        }
+
+        static func isHex(_ c: UInt8) -> Bool {
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)
+        }
+
+        /// Resolves escapes (rare in practice, so the slow path is fine).
+        static func unescape(_ s: String) -> String {
+            var out = String.UnicodeScalarView()
+            var it = s.unicodeScalars.makeIterator()
+            var pendingHigh: UInt32?
+            while let c = it.next() {
+                guard c == "\\", let e = it.next() else {
+                    out.append(c)
+                    continue
+                }
+                switch e {
+                case "n": out.append("\n")
+                case "t": out.append("\t")
+                case "r": out.append("\r")
+                case "b": out.append("\u{08}")
+                case "f": out.append("\u{0C}")
+                case "u":
+                    var v: UInt32 = 0
+                    for _ in 0..<4 { v = v * 16 + UInt32(Int(String(it.next() ?? "0"), radix: 16) ?? 0) }
+                    if (0xD800...0xDBFF).contains(v) {
+                        pendingHigh = v
+                        continue
+                    }
+                    if let high = pendingHigh, (0xDC00...0xDFFF).contains(v) {
+                        v = 0x10000 + ((high - 0xD800) << 10) + (v - 0xDC00)
+                    }
+                    pendingHigh = nil
+                    out.append(Unicode.Scalar(v) ?? "\u{FFFD}")
+                default: out.append(e)
+                }
+            }
+            return String(out)
+        }
+    }
+}

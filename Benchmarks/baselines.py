@@ -8,7 +8,7 @@
   scan URL APP SINCE UNTIL   page GET /v1/events?since&until&app=&limit=10000, time and count
 Each prints one JSON object.
 """
-import http.client, json, sys, time, urllib.parse, zlib
+import http.client, json, os, sys, time, urllib.parse, zlib
 
 
 def batches(lines, n):
@@ -75,13 +75,18 @@ def cmd_scan(url, app, since, until):
     u = urllib.parse.urlparse(url)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=300)
     params = {"since": since, "until": until, "app": app, "limit": "10000"}
+    # The daemon wrote its first-start admin token into the data directory bench.sh exported.
+    token_path = os.path.join(os.environ.get("MAMTELEMETRY_DATA_DIR", "data"), "admin.token")
+    headers = {"Accept": "application/json"}
+    if os.path.exists(token_path):
+        headers["Authorization"] = "Bearer " + open(token_path).read().strip()
     events = pages = 0
     server_time = 0.0
     t0 = time.monotonic()
     while True:
         q = "/v1/events?" + urllib.parse.urlencode(params)
         s = time.monotonic()
-        conn.request("GET", q, headers={"Accept": "application/json"})
+        conn.request("GET", q, headers=headers)
         r = conn.getresponse()
         body = r.read()
         server_time += time.monotonic() - s

@@ -22,6 +22,33 @@ public struct InfoPlistSettings: Sendable, Hashable {
     }
 
     public init(data: Data) throws {
+        let bytes = [UInt8](data)
+        if BinaryPlist.isBinary(bytes) {
+            let top: [String: BinaryPlist.Value]
+            do {
+                top = try BinaryPlist.topDictionary(bytes)
+            } catch let e as BinaryPlist.Malformed {
+                throw ReadError.notAPlist("binary plist: \(e.reason)")
+            }
+            func flags(_ d: [String: BinaryPlist.Value]) -> AppFlags {
+                var values: [String: FlagValue] = [:]
+                for key in AppFlags.Key.telemetryDisabled + AppFlags.Key.usePPE + AppFlags.Key.verboseLogging {
+                    switch d[key] {
+                    case .bool(let v)?: values[key] = .bool(v)
+                    case .int(let v)?: values[key] = .number(Double(v))
+                    case .real(let v)?: values[key] = .number(v)
+                    case .string(let v)?: values[key] = .string(v)
+                    default: break
+                    }
+                }
+                return AppFlags(settings: values)
+            }
+            if case .string(let id)? = top["CFBundleIdentifier"] { bundleId = id } else { bundleId = nil }
+            var result = flags(top)
+            if case .dictionary(let mam)? = top["IntuneMAMSettings"] { result = flags(mam).merged(with: result) }
+            self.flags = result
+            return
+        }
         let top: PlistTop
         do {
             top = try PropertyListDecoder().decode(PlistTop.self, from: data)

@@ -4,26 +4,31 @@ public enum TimeExpression {
     public static func parse(_ text: String, now: Int64) -> Int64? {
         let t = text.trimmingCharactersInSetWhitespace()
         if t == "now" { return now }
-        if let first = t.first, first == "-" || first == "+", t.count >= 3,
-            let unit = t.last, let amount = Int64(t.dropFirst().dropLast())
-        {
-            let scale: Int64
-            switch unit {
-            case "s": scale = 1000
-            case "m": scale = 60_000
-            case "h": scale = 3_600_000
-            case "d": scale = 86_400_000
-            case "w": scale = 7 * 86_400_000
-            default: return nil
-            }
+        if let first = t.first, first == "-" || first == "+" {
+            guard let offset = duration(t.dropFirst()) else { return nil }
             // Refuse what does not fit rather than trap: `-99999999999999999d` is a typo.
-            let (offset, overflow) = amount.multipliedReportingOverflow(by: scale)
-            guard !overflow else { return nil }
-            let (value, overflow2) = first == "-" ? now.subtractingReportingOverflow(offset) : now.addingReportingOverflow(offset)
-            return overflow2 ? nil : value
+            let (value, overflow) = first == "-" ? now.subtractingReportingOverflow(offset) : now.addingReportingOverflow(offset)
+            return overflow ? nil : value
         }
         if let ms = Int64(t) { return ms }
         return Timestamp.parse(t)
+    }
+
+    /// A duration like `15m`, `2h`, `7d`, `1w` (or `30s`) in milliseconds; nil when malformed
+    /// or too large to represent.
+    public static func duration<S: StringProtocol>(_ text: S) -> Int64? {
+        guard text.count >= 2, let unit = text.last, let amount = Int64(text.dropLast()), amount >= 0 else { return nil }
+        let scale: Int64
+        switch unit {
+        case "s": scale = 1000
+        case "m": scale = 60_000
+        case "h": scale = 3_600_000
+        case "d": scale = 86_400_000
+        case "w": scale = 7 * 86_400_000
+        default: return nil
+        }
+        let (ms, overflow) = amount.multipliedReportingOverflow(by: scale)
+        return overflow ? nil : ms
     }
 }
 

@@ -25,10 +25,11 @@ public struct DaemonComponents: Sendable {
         self.clock = clock
         let dir = configuration.dataDirectory
         store = try SQLiteRecordStore(directory: dir, configuration: configuration.store, logger: logger)
-        registry = try AppRegistry(directory: dir)
+        let control = try ControlDatabase.open(directory: dir)
+        registry = try AppRegistry(pool: control)
         registry.setConfigured(configuration.configuredApps)
         pseudonymizer = try Pseudonymizer.load(from: dir.appendingPathComponent("pseudonym.key"))
-        tokens = try TokenStore(directory: dir)
+        tokens = try TokenStore(pool: control)
         let retention = RetentionService(
             store: store, policy: configuration.retention, logger: logger, now: { clock.nowMilliseconds() })
         self.retention = retention
@@ -83,7 +84,8 @@ public func buildRouter(components c: DaemonComponents, hooks: ApplicationHooks,
     let admission = IngestAdmission(
         limits: .init(maxInFlightBytes: c.configuration.maxInFlightBytes, maxQueuedRecords: c.configuration.maxQueuedRecords),
         committer: c.store.committer, disk: c.disk)
-    IngestRoutes(pipeline: pipeline, admission: admission).register(on: router)
+    let rateLimiter = TokenRateLimiter(recordsPerSecond: c.configuration.perTokenRecordsPerSecond)
+    IngestRoutes(pipeline: pipeline, admission: admission, rateLimiter: rateLimiter).register(on: router)
     QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: router)
     AppRoutes(registry: c.registry, clock: c.clock).register(on: router)
     TokenRoutes(tokens: c.tokens, clock: c.clock).register(on: router)

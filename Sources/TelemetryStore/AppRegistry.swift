@@ -20,26 +20,8 @@ public final class AppRegistry: Sendable {
     /// Entries from the config file: merged with stored ones, reloaded on SIGHUP.
     private let configured = Mutex<[String: AppFlags]>([:])
 
-    public init(directory: URL) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var config = Configuration()
-        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        pool = try DatabasePool(path: directory.appendingPathComponent("control.sqlite").path, configuration: config)
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("apps-v1") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE app (
-                      appId TEXT PRIMARY KEY,
-                      telemetryDisabled INTEGER,
-                      usePPE INTEGER,
-                      verboseLogging INTEGER,
-                      source TEXT NOT NULL,
-                      updatedAt INTEGER NOT NULL
-                    )
-                    """)
-        }
-        try migrator.migrate(pool)
+    public init(pool: DatabasePool) throws {
+        self.pool = pool
         let entries = try pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM app").map { row in
                 Entry(

@@ -40,27 +40,8 @@ public final class TokenStore: Sendable {
     private struct Row_: Sendable { var token: Token; var hash: [UInt8] }
     private let byID = Mutex<[String: Row_]>([:])
 
-    public init(directory: URL) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var config = Configuration()
-        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        pool = try DatabasePool(path: directory.appendingPathComponent("control.sqlite").path, configuration: config)
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("tokens-v1") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE token (
-                      id TEXT PRIMARY KEY,
-                      name TEXT NOT NULL,
-                      secretHash BLOB NOT NULL,
-                      scopes TEXT NOT NULL,
-                      apps TEXT NOT NULL,
-                      createdAt INTEGER NOT NULL,
-                      revoked INTEGER NOT NULL DEFAULT 0
-                    )
-                    """)
-        }
-        try migrator.migrate(pool)
+    public init(pool: DatabasePool) throws {
+        self.pool = pool
         try reload()
     }
 

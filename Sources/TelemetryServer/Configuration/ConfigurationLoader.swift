@@ -53,6 +53,7 @@ public enum ConfigurationLoader {
         c.decodeLimits.maxStringBytes = try bounded(config, "limits.maxStringBytes", c.decodeLimits.maxStringBytes, 16...(16 << 20))
 
         c.maxInFlightBytes = try bounded(config, "limits.maxInFlightBytes", c.maxInFlightBytes, 1 << 20...(64 << 30))
+        c.perTokenRecordsPerSecond = try bounded(config, "limits.perTokenRecordsPerSecond", c.perTokenRecordsPerSecond, 0...100_000_000)
         c.maxQueuedRecords = try bounded(config, "limits.maxQueuedRecords", c.maxQueuedRecords, 1000...100_000_000)
         c.disk.minFreeBytes = Int64(try bounded(config, "disk.minFreeBytes", Int(c.disk.minFreeBytes), 0...Int.max))
         let ratio = config.double(forKey: "disk.minFreeRatio", default: c.disk.minFreeRatio)

@@ -21,6 +21,8 @@ public struct ServerConfiguration: Sendable {
 
     /// Bytes of ingest bodies being processed at once; past it, 503 + Retry-After.
     public var maxInFlightBytes: Int = 256 << 20
+    /// Records per second one token may ingest (bursts of two seconds); 0 = no limit.
+    public var perTokenRecordsPerSecond: Int = 0
     /// Records waiting for the committer; past it, 503 + Retry-After.
     public var maxQueuedRecords: Int = 500_000
     /// Disk high-water mark on the data directory's filesystem; past it, 507.

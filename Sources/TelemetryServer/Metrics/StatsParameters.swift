@@ -50,19 +50,8 @@ struct StatsParameters: Sendable {
 
     /// `15m`, `1h`, `1d`, `1w` (also `s`), at least one minute so a day-long window stays readable.
     static func parseInterval(_ text: String) -> Int64? {
-        guard let unit = text.last, let amount = Int64(text.dropLast()), amount > 0 else { return nil }
-        let scale: Int64
-        switch unit {
-        case "s": scale = 1000
-        case "m": scale = 60_000
-        case "h": scale = 3_600_000
-        case "d": scale = 86_400_000
-        case "w": scale = 7 * 86_400_000
-        default: return nil
-        }
-        let ms = amount.multipliedReportingOverflow(by: scale)
-        guard !ms.overflow, ms.partialValue >= 60_000 else { return nil }
-        return ms.partialValue
+        guard let ms = TimeExpression.duration(text), ms >= 60_000 else { return nil }
+        return ms
     }
 
     func bucketStart(_ time: Int64) -> Int64 {

@@ -9,6 +9,7 @@ import TelemetryStore
 struct IngestRoutes: Sendable {
     let pipeline: IngestPipeline
     let admission: IngestAdmission
+    let rateLimiter: TokenRateLimiter
 
     func register(on router: Router<AppRequestContext>) {
         router.post("/v1/telemetry") { request, context in try await admitted(request) { try await telemetry(request, context.principal) } }
@@ -47,6 +48,7 @@ struct IngestRoutes: Sendable {
         let decoder = TelemetryEventDecoder(limits: pipeline.configuration.decodeLimits)
         let (decoded, invalid) = try decodeOrRefuse { try decoder.decode(body: body, receivedAt: now) }
         let (records, rejected) = try bound(decoded, invalid, principal)
+        try rateLimiter.take(records.count, token: principal)
         let result = try await store { try await pipeline.ingest(records, rejected: rejected, kind: .event, receivedAt: now) }
         return try pipeline.respond(result, decodedAnything: !records.isEmpty || !rejected.isEmpty)
     }
@@ -69,6 +71,7 @@ struct IngestRoutes: Sendable {
                 : try decoder.decodeJSON(body: body, defaults: defaults, receivedAt: now)
         }
         let (records, rejected) = try bound(decoded, invalid, principal)
+        try rateLimiter.take(records.count, token: principal)
         let result = try await store { try await pipeline.ingest(records, rejected: rejected, kind: .log, receivedAt: now) }
         return try pipeline.respond(result, decodedAnything: !records.isEmpty || !rejected.isEmpty)
     }

@@ -1,0 +1,56 @@
+import Foundation
+import HTTPTypes
+import Metrics
+import Synchronization
+import TelemetryStore
+
+/// Per-token ingest rate limits (SPEC §8): a token bucket of records per token, so one
+/// misbehaving relay cannot take the whole ingest capacity. Past its budget a token gets
+/// 429 with `Retry-After` (1DS: retry later); others are unaffected. 0 turns it off.
+final class TokenRateLimiter: Sendable {
+    struct Bucket {
+        var tokens: Double
+        var updated: ContinuousClock.Instant
+    }
+
+    private let recordsPerSecond: Double
+    private let burst: Double
+    private let buckets = Mutex<[String: Bucket]>([:])
+
+    init(recordsPerSecond: Int, burstSeconds: Double = 2) {
+        self.recordsPerSecond = Double(recordsPerSecond)
+        burst = max(Double(recordsPerSecond) * burstSeconds, 1)
+    }
+
+    var enabled: Bool { recordsPerSecond > 0 }
+
+    /// Takes `records` from the token's bucket or refuses with the wait needed.
+    func take(_ records: Int, token: Token?) throws {
+        guard enabled, let token, !token.scopes.contains(.admin) else { return }
+        let now = ContinuousClock.now
+        let wait: Double? = buckets.withLock { all in
+            var b = all[token.id] ?? Bucket(tokens: burst, updated: now)
+            let elapsed = now - b.updated
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            b.tokens = min(burst, b.tokens + seconds * recordsPerSecond)
+            b.updated = now
+            // A request larger than the whole burst may pass when the bucket is full, so a
+            // big batch is slowed, never refused forever.
+            let cost = min(Double(records), burst)
+            if b.tokens >= cost {
+                b.tokens -= cost
+                all[token.id] = b
+                return nil
+            }
+            all[token.id] = b
+            return (cost - b.tokens) / recordsPerSecond
+        }
+        if let wait {
+            Counter(label: "mamtelemetry_ingest_refused_total", dimensions: [("reason", "token_rate_limit")]).increment()
+            throw APIError(
+                .tooManyRequests, code: "rate_limited",
+                message: "token '\(token.name)' is over its ingest rate limit perTokenRecordsPerSecond=\(Int(recordsPerSecond)); retry later",
+                headers: [.retryAfter: String(max(1, Int(wait.rounded(.up))))])
+        }
+    }
+}

@@ -8,10 +8,10 @@ public enum EventName {
     public static let intuneAction = "IntuneAction"
 }
 
-/// The envelope and kind-specific fields of one telemetry event, as read from the wire.
-/// Only what the daemon indexes or routes on is decoded; the rest of the object is kept as
-/// the client sent it.
-struct WireEvent: Decodable {
+/// The envelope and kind-specific fields of one telemetry event, as read from the wire by
+/// `JSONRecordScanner` (see `ScannedFields.swift`). Only what the daemon indexes or routes on
+/// is read; the rest of the object is kept as the client sent it.
+struct WireEvent {
     var name: String
     var time: Int64?
     var appId: String
@@ -26,47 +26,6 @@ struct WireEvent: Decodable {
     var action: String?
     var durationMs: Double?
     var didSucceed: Bool?
-
-    enum Keys: String, CodingKey {
-        case name, time, appId, deviceId, sessionId, identity, eventId, settings, data
-        case statusCode, operation, managementType, action, durationMs, didSucceed
-        case id, receivedAt, env, incident
-    }
-
-    init(from decoder: Decoder) throws {
-        let top = FieldReader(container: try decoder.container(keyedBy: Keys.self), prefix: "")
-        for reserved in [Keys.id, .receivedAt, .env, .incident] where top.has(reserved) {
-            throw FieldError("\(reserved.stringValue) is a reserved field set by the server; rename it")
-        }
-        guard let name = try top.string(.name), !name.isEmpty else { throw FieldError("name is required") }
-        guard let appId = try top.string(.appId), !appId.isEmpty else { throw FieldError("appId is required") }
-        self.name = name
-        self.appId = appId
-        time = try top.time(.time)
-        deviceId = try top.string(.deviceId)
-        sessionId = try top.string(.sessionId)
-        identity = try top.string(.identity)
-        eventId = try top.string(.eventId)
-        flags = try top.settings(.settings)
-        // Kind-specific fields live in `data`; a flat envelope is tolerated too.
-        var data: FieldReader<Keys>?
-        if top.has(.data), (try? top.container.decodeNil(forKey: .data)) != true {
-            guard let nested = try? top.container.nestedContainer(keyedBy: Keys.self, forKey: .data) else {
-                throw FieldError("data: expected an object")
-            }
-            data = FieldReader(container: nested, prefix: "data.")
-        }
-        func pick<T>(_ read: (FieldReader<Keys>) throws -> T?) throws -> T? {
-            if let data, let v = try read(data) { return v }
-            return try read(top)
-        }
-        statusCode = try pick { try $0.int(.statusCode) }
-        operation = try pick { try $0.string(.operation) }
-        managementType = try pick { try $0.string(.managementType) }
-        action = try pick { try $0.string(.action) }
-        durationMs = try pick { try $0.double(.durationMs) }
-        didSucceed = try pick { try $0.bool(.didSucceed) }
-    }
 
     func keys(receivedAt: Int64) -> RecordKeys {
         let detail: String

@@ -6,6 +6,8 @@
 #   FuzzPlist            the Info.plist / MAMEnvironment.plist importer (XML and binary)
 #
 # Usage: scripts/fuzz.sh [seconds-per-target] [target...]   (default 20 s, all four targets)
+# FUZZ_SEED (default 1) fixes libFuzzer's seed so a CI run is repeatable; set FUZZ_SEED=0 for
+# a random seed when hunting locally (libFuzzer picks one).
 #
 # The Fuzz package (Fuzz/Package.swift) compiles the root package's sources through links made
 # here, builds into Fuzz/.build (never the shared .build) and runs each target for a bounded
@@ -53,7 +55,7 @@ for target in "${targets[@]}"; do
     # looking like anything but a finding; timeout flags a single input that hangs.
     # Swift's own crash backtracer fights ASan's handler (it hung for minutes, orphaned): off.
     (cd "$run" && SWIFT_BACKTRACE=enable=no "$bin/$target" corpus \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+        -max_total_time="$seconds" -seed="${FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
         -max_len=65536 -detect_leaks="$leaks" -print_final_stats=1 -artifact_prefix="$run/" \
         >"$run/fuzz.log" 2>&1) || status=$?
     grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ +DONE)' "$run/fuzz.log" || true

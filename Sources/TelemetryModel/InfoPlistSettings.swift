@@ -49,6 +49,11 @@ public struct InfoPlistSettings: Sendable, Hashable {
             self.flags = result
             return
         }
+        // Foundation's XML plist decoder traps on invalid UTF-8 inside values (found by
+        // fuzzing): a text plist that is not valid UTF-8 is refused before it gets there.
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            throw ReadError.notAPlist("not a binary plist, and not valid UTF-8 text")
+        }
         let top: PlistTop
         do {
             top = try PropertyListDecoder().decode(PlistTop.self, from: data)

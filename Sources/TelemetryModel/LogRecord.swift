@@ -24,8 +24,9 @@ public struct LogDefaults: Sendable, Hashable {
     }
 }
 
-/// One diagnostic log record as read from NDJSON (SPEC §2.4).
-struct WireLogRecord: Decodable {
+/// One diagnostic log record as read from NDJSON (SPEC §2.4), by the same single-pass
+/// scanner and field rules as telemetry events.
+struct WireLogRecord {
     var time: Int64?
     var level: LogLevel
     var message: String
@@ -37,19 +38,19 @@ struct WireLogRecord: Decodable {
     var eventId: String?
     var flags: AppFlags
 
-    enum Keys: String, CodingKey {
-        case time, level, message, component, category, appId, deviceId, sessionId, identity
-        case eventId, settings, id, receivedAt, env, incident
-    }
+    static let wanted: Set<String> = [
+        "time", "level", "message", "component", "category", "appId", "deviceId", "sessionId", "identity",
+        "eventId", "settings", "id", "receivedAt", "env", "incident",
+    ]
 
-    init(from decoder: Decoder) throws {
-        let r = FieldReader(container: try decoder.container(keyedBy: Keys.self), prefix: "")
-        for reserved in [Keys.id, .receivedAt, .env, .incident] where r.has(reserved) {
-            throw FieldError("\(reserved.stringValue) is a reserved field set by the server; rename it")
+    init(scanned record: ScannedRecord) throws {
+        let r = ScannedFields(values: record.top, prefix: "")
+        for reserved in ["id", "receivedAt", "env", "incident"] where r.has(reserved) {
+            throw FieldError("\(reserved) is a reserved field set by the server; rename it")
         }
-        guard let message = try r.string(.message) else { throw FieldError("message is required") }
+        guard let message = try r.string("message") else { throw FieldError("message is required") }
         self.message = message
-        if let name = try r.string(.level) {
+        if let name = try r.string("level") {
             guard let level = LogLevel(name: name) else {
                 throw FieldError("level: \"\(name)\" is not one of verbose, info, warning, error")
             }
@@ -57,14 +58,14 @@ struct WireLogRecord: Decodable {
         } else {
             level = .info
         }
-        time = try r.time(.time)
-        component = try r.string(.component) ?? r.string(.category)
-        appId = try r.string(.appId)
-        deviceId = try r.string(.deviceId)
-        sessionId = try r.string(.sessionId)
-        identity = try r.string(.identity)
-        eventId = try r.string(.eventId)
-        flags = try r.settings(.settings)
+        time = try r.time("time")
+        component = try r.string("component") ?? r.string("category")
+        appId = try r.string("appId")
+        deviceId = try r.string("deviceId")
+        sessionId = try r.string("sessionId")
+        identity = try r.string("identity")
+        eventId = try r.string("eventId")
+        flags = try ScannedFields.settings(record)
     }
 }
 
@@ -72,7 +73,6 @@ struct WireLogRecord: Decodable {
 /// text lines, with request-level defaults filled into records that lack them.
 public struct LogRecordDecoder {
     public var limits: DecodeLimits
-    private let decoder = JSONDecoder()
 
     public init(limits: DecodeLimits = .default) { self.limits = limits }
 
@@ -133,18 +133,19 @@ public struct LogRecordDecoder {
     }
 
     func decodeOne(_ bytes: UnsafeBufferPointer<UInt8>, defaults: LogDefaults, receivedAt: Int64) -> Result<DecodedRecord, Message> {
-        let info: JSONShape.Info
-        switch JSONShape.check(bytes, limits: limits) {
-        case .success(let i): info = i
+        let scanner = JSONRecordScanner(limits: limits, wantedTop: WireLogRecord.wanted, wantedData: [])
+        let scanned: ScannedRecord
+        switch scanner.scan(bytes) {
+        case .success(let r): scanned = r
         case .failure(let e): return .failure(Message(e.message))
         }
-        var json = info.hasLayoutWhitespace ? JSONShape.compact(bytes) : Array(bytes)
         let wire: WireLogRecord
         do {
-            wire = try decoder.decode(WireLogRecord.self, from: Data(json))
+            wire = try WireLogRecord(scanned: scanned)
         } catch {
             return .failure(Message(describe(error)))
         }
+        var json = scanned.hasLayoutWhitespace ? JSONShape.compact(bytes) : Array(bytes)
         guard let appId = wire.appId ?? defaults.appId, !appId.isEmpty else {
             return .failure(Message("appId is required (in the record, ?app= or X-MAM-App-Id)"))
         }

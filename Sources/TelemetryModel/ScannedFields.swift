@@ -1,4 +1,4 @@
-/// Typed reads of scanned members with the same messages `FieldReader` gives, so a client
+/// Typed reads of scanned members, shared by the event and log decoders so a client
 /// sees one wording whichever decoder read its record.
 struct ScannedFields {
     let values: [String: JSONScalar]
@@ -61,6 +61,15 @@ struct ScannedFields {
         throw FieldError("\(prefix)\(key): expected RFC 3339 time (2026-11-21T10:15:30.123Z) or epoch milliseconds")
     }
 
+    /// The record's `settings` object as flags (absent or null: unspecified).
+    static func settings(_ record: ScannedRecord) throws -> AppFlags {
+        switch record.top["settings"] {
+        case nil, .null?: return .unspecified
+        case .object?: return flags(record.settings)
+        default: throw FieldError("settings: expected an object of flags")
+        }
+    }
+
     /// The `settings` members as flag values.
     static func flags(_ settings: [String: JSONScalar]) -> AppFlags {
         var values: [String: FlagValue] = [:]
@@ -99,11 +108,7 @@ extension WireEvent {
         sessionId = try top.string("sessionId")
         identity = try top.string("identity")
         eventId = try top.string("eventId")
-        switch r.top["settings"] {
-        case nil, .null?: flags = .unspecified
-        case .object?: flags = ScannedFields.flags(r.settings)
-        default: throw FieldError("settings: expected an object of flags")
-        }
+        flags = try ScannedFields.settings(r)
         var data: ScannedFields?
         switch r.top["data"] {
         case nil, .null?: break

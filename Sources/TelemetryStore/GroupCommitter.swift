@@ -55,13 +55,14 @@ public final class GroupCommitter: Service, Sendable {
     /// Queues a group and returns once it is durable (or failed).
     func submit(_ group: EnvironmentDatabase.Group, env: TelemetryEnvironment) async throws -> AppendOutcome {
         try await withCheckedThrowingContinuation { continuation in
-            let accepted = state.withLock { s -> Bool in
-                guard !s.closed else { return false }
+            let queued = state.withLock { s -> Int? in
+                guard !s.closed else { return nil }
                 s.pending.append(Pending(group: group, env: env, continuation: continuation))
                 s.pendingRecords += group.records.count
-                return true
+                return s.pendingRecords
             }
-            if accepted {
+            if let queued {
+                queueDepth.record(queued)
                 ring.yield()
             } else {
                 continuation.resume(throwing: StoreError.shuttingDown)

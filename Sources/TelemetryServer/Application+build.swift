@@ -67,12 +67,19 @@ public struct ApplicationHooks: Sendable {
 }
 
 /// Builds the router with every route. The seam tests call (with HummingbirdTesting) and
-/// the daemon runs.
-public func buildRouter(components c: DaemonComponents, hooks: ApplicationHooks, logger: Logger) -> Router<AppRequestContext> {
+/// the daemon runs. Each route group declares the access its routes need where they are
+/// registered (`APIRoutes`); a path no route matches is 404 before any check or handler runs.
+/// `routeTable` receives every registration, for tests that compare it with `router.routes`.
+public func buildRouter(
+    components c: DaemonComponents, hooks: ApplicationHooks, logger: Logger, routeTable: RouteTable = RouteTable()
+) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     // Middleware applies to the routes added after it: count every request, refused ones too.
     router.add(middleware: HTTPMetricsMiddleware())
-    router.add(middleware: AuthMiddleware(tokens: c.tokens, configuration: c.configuration.auth))
+    var accessLog = logger
+    accessLog[metadataKey: "log"] = "access"
+    let api = APIRoutes(
+        router: router, tokens: c.tokens, configuration: c.configuration.auth, accessLog: accessLog, table: routeTable)
     let pipeline = IngestPipeline(
         store: c.store, registry: c.registry, clock: c.clock, mirror: hooks.mirror, configuration: c.configuration,
         logger: logger)
@@ -80,20 +87,20 @@ public func buildRouter(components c: DaemonComponents, hooks: ApplicationHooks,
     let storeCheck = ReadinessCheck(name: "store", required: true) {
         committer.isHealthy() ? (true, "open, accepting") : (false, "commit in progress for too long")
     }
-    HealthRoutes(checks: [storeCheck] + hooks.readinessChecks).register(on: router)
+    HealthRoutes(checks: [storeCheck] + hooks.readinessChecks).register(on: api)
     let admission = IngestAdmission(
         limits: .init(maxInFlightBytes: c.configuration.maxInFlightBytes, maxQueuedRecords: c.configuration.maxQueuedRecords),
         committer: c.store.committer, disk: c.disk)
     let rateLimiter = TokenRateLimiter(recordsPerSecond: c.configuration.perTokenRecordsPerSecond)
-    IngestRoutes(pipeline: pipeline, admission: admission, rateLimiter: rateLimiter).register(on: router)
-    QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: router)
-    AppRoutes(registry: c.registry, clock: c.clock).register(on: router)
-    TokenRoutes(tokens: c.tokens, clock: c.clock).register(on: router)
-    OpenAPIRoutes().register(on: router)
-    // MARK: routes (further route groups register here)
-    BundleRoutes(store: c.store, pseudonymizer: c.pseudonymizer, clock: c.clock).register(on: router)
-    MetricsRoutes(registry: MetricsBootstrap.bootstrap(), store: c.store).register(on: router)
-    StatsRoutes(store: c.store, clock: c.clock).register(on: router)
+    IngestRoutes(pipeline: pipeline, admission: admission, rateLimiter: rateLimiter).register(on: api)
+    QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
+    AppRoutes(registry: c.registry, clock: c.clock).register(on: api)
+    TokenRoutes(tokens: c.tokens, clock: c.clock).register(on: api)
+    OpenAPIRoutes().register(on: api)
+    BundleRoutes(store: c.store, pseudonymizer: c.pseudonymizer, clock: c.clock).register(on: api)
+    let metricsRequireToken = c.configuration.auth.metricsRequireToken
+    MetricsRoutes(registry: MetricsBootstrap.bootstrap(), store: c.store, metricsOpen: { !metricsRequireToken }).register(on: api)
+    StatsRoutes(store: c.store, clock: c.clock).register(on: api)
     return router
 }
 

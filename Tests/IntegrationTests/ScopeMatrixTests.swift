@@ -9,7 +9,7 @@ import Testing
 /// admin) gets through. Also app binding, `X-APIKey`, PII redaction, revocation and hashed
 /// storage of secrets.
 @Suite(.serialized) struct ScopeMatrixTests {
-    /// A route as `RoutePolicy` sees it; `scope` nil means open.
+    /// A route and the scope it declares; `scope` nil means open.
     struct Route: CustomStringConvertible {
         var method: HTTPMethod
         var path: String
@@ -29,7 +29,7 @@ import Testing
     }
 
     /// Every route registered by the routers in `Routes/*.swift` and `Auth/TokenRoutes.swift`,
-    /// with the scope `RoutePolicy` gives it. Ids in paths are real where it matters.
+    /// with the scope it declares at registration. Ids in paths are real where it matters.
     static func routes(incident: String) -> [Route] {
         [
             Route(method: .GET, path: "/healthz", scope: nil),
@@ -89,6 +89,35 @@ import Testing
             }
         }
         #expect(checked == Self.routes(incident: incident).count * 7)
+    }
+
+    /// The outside audit's reproductions, against the built daemon over real HTTP: a `read`
+    /// token tried to mint an admin token through `POST /v1//tokens`, edit and delete registry
+    /// entries through `//v1/apps/{id}` and ingest through `POST /v1/telemetry/`. Each spelling
+    /// first proves it reaches the route (an admin gets through), then that `read` cannot.
+    /// The in-process attack over every spelling is `TelemetryServerTests/RouteAccessTests`.
+    @Test func pathSpellingsDoNotTurnAReadTokenIntoAnAdmin() async throws {
+        let d = try DaemonProcess()
+        try await d.start()
+        defer { d.cleanUp() }
+        let read = "Bearer " + (try await Self.createToken(d, name: "reader", scopes: ["read"]))
+        let admin = "Bearer " + (d.adminToken ?? "")
+        let mint = Array(#"{"name":"escalated","scopes":["admin"]}"#.utf8)
+        let disable = Array(#"{"telemetryDisabled":true}"#.utf8)
+        let attempts: [(HTTPMethod, String, [UInt8], reached: Int)] = [
+            (.POST, "/v1//tokens", mint, 201),
+            (.PUT, "//v1/apps/com.contoso.audit", disable, 200),
+            (.DELETE, "//v1/apps/com.contoso.audit", [], 204),
+            (.POST, "/v1/telemetry/", Array(Self.event(app: "com.contoso.a", id: "audit-1").utf8), 200),
+        ]
+        for (method, path, body, reached) in attempts {
+            #expect(try await Self.send(d, method, path, body: body, authorization: read) == 403, "\(method) \(path) with a read token")
+            #expect(try await Self.send(d, method, path, body: body, authorization: admin) == reached, "\(method) \(path) with the admin token")
+        }
+        // The only token named "escalated" is the one the admin made.
+        let (_, list) = try await Self.exchange(d, .GET, "/v1/tokens")
+        let tokens = (parseJSON(list)["tokens"] as? [[String: Any]] ?? []).filter { $0["name"] as? String == "escalated" }
+        #expect(tokens.count == 1)
     }
 
     @Test func boundIngestTokenMayOnlyPostForItsApps() async throws {

@@ -14,8 +14,9 @@ struct TokenRoutes: Sendable {
         var apps: [String]?
     }
 
-    func register(on router: Router<AppRequestContext>) {
-        router.post("/v1/tokens") { request, _ in
+    func register(on api: APIRoutes) {
+        let admin = api.requiring(.admin)
+        admin.post("/v1/tokens") { request, _ in
             let body = try await request.body.collect(upTo: 64 * 1024)
             guard let create = try? JSONDecoder().decode(Create.self, from: Data(buffer: body)) else {
                 throw APIError.badRequest("invalid_body", "body must be {\"name\": string, \"scopes\": [\"ingest\"|\"read\"|\"bundle\"|\"pii\"|\"admin\"], \"apps\": [app ids]}")
@@ -33,8 +34,8 @@ struct TokenRoutes: Sendable {
             let (token, secret) = try await tokens.create(name: create.name, scopes: scopes, apps: create.apps ?? [], now: clock.nowMilliseconds())
             return try Response.json(Created(token: secret, info: token), status: .created)
         }
-        router.get("/v1/tokens") { _, _ in try Response.json(["tokens": tokens.list()]) }
-        router.delete("/v1/tokens/{id}") { _, context in
+        admin.get("/v1/tokens") { _, _ in try Response.json(["tokens": tokens.list()]) }
+        admin.delete("/v1/tokens/{id}") { _, context in
             let id = context.parameters.get("id") ?? ""
             guard try await tokens.revoke(id: id) else { throw APIError.notFound("no token with id '\(id)'") }
             return Response(status: .noContent)

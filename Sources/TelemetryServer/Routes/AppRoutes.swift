@@ -16,9 +16,10 @@ struct AppRoutes: Sendable {
         var source: String?
     }
 
-    func register(on router: Router<AppRequestContext>) {
-        router.get("/v1/apps") { _, _ in try Response.json(["apps": registry.all()]) }
-        router.put("/v1/apps/{appId}") { request, context in
+    func register(on api: APIRoutes) {
+        let admin = api.requiring(.admin)
+        admin.get("/v1/apps") { _, _ in try Response.json(["apps": registry.all()]) }
+        admin.put("/v1/apps/{appId}") { request, context in
             let appId = context.parameters.get("appId") ?? ""
             guard !appId.isEmpty, appId.count <= 255 else { throw APIError.badRequest("invalid_parameter", "appId must be 1-255 characters") }
             let body = try await request.body.collect(upTo: 64 * 1024)
@@ -35,7 +36,7 @@ struct AppRoutes: Sendable {
                 source: reg.source ?? "api", now: clock.nowMilliseconds())
             return try Response.json(entry)
         }
-        router.delete("/v1/apps/{appId}") { _, context in
+        admin.delete("/v1/apps/{appId}") { _, context in
             let appId = context.parameters.get("appId") ?? ""
             guard try await registry.remove(appId: appId) else { throw APIError.notFound("app '\(appId)' is not registered") }
             return Response(status: .noContent)

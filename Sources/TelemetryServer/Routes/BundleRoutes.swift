@@ -12,9 +12,10 @@ struct BundleRoutes: Sendable {
     let pseudonymizer: Pseudonymizer
     let clock: any WallClock
 
-    func register(on router: Router<AppRequestContext>) {
-        router.get("/v1/bundles") { request, context in try await bundle(request, context.principal, incident: nil) }
-        router.get("/v1/incidents/{id}/bundle") { request, context in
+    func register(on api: APIRoutes) {
+        let bundles = api.requiring(.bundle)
+        bundles.get("/v1/bundles") { request, context in try await bundle(request, context.principal, incident: nil) }
+        bundles.get("/v1/incidents/{id}/bundle") { request, context in
             try await bundle(request, context.principal, incident: context.parameters.get("id") ?? "")
         }
     }

@@ -21,9 +21,10 @@ public struct ReadinessCheck: Sendable {
 struct HealthRoutes: Sendable {
     let checks: [ReadinessCheck]
 
-    func register(on router: Router<AppRequestContext>) {
-        router.get("/healthz") { _, _ in Response.json(Array("{\"status\":\"ok\"}\n".utf8)) }
-        router.get("/readyz") { _, _ in await readiness() }
+    func register(on api: APIRoutes) {
+        let open = api.open()
+        open.get("/healthz") { _, _ in Response.json(Array("{\"status\":\"ok\"}\n".utf8)) }
+        open.get("/readyz") { _, _ in await readiness() }
     }
 
     func readiness() async -> Response {
@@ -53,8 +54,9 @@ struct HealthRoutes: Sendable {
 
 /// `GET /openapi.yaml`: the API description, open like the health probes (it holds no data).
 struct OpenAPIRoutes: Sendable {
-    func register(on router: Router<AppRequestContext>) {
-        router.get("/openapi.yaml") { _, _ in
+    func register(on api: APIRoutes) {
+        let open = api.open()
+        open.get("/openapi.yaml") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/yaml"],
                 body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))

@@ -11,10 +11,11 @@ struct IngestRoutes: Sendable {
     let admission: IngestAdmission
     let rateLimiter: TokenRateLimiter
 
-    func register(on router: Router<AppRequestContext>) {
-        router.post("/v1/telemetry") { request, context in try await admitted(request) { try await telemetry(request, context.principal) } }
-        router.post("/v1/logs") { request, context in try await admitted(request) { try await logs(request, context.principal) } }
-        router.post("/v1/diagnostics") { request, context in try await admitted(request) { try await diagnostics(request, context.principal) } }
+    func register(on api: APIRoutes) {
+        let ingest = api.requiring(.ingest)
+        ingest.post("/v1/telemetry") { request, context in try await admitted(request) { try await telemetry(request, context.principal) } }
+        ingest.post("/v1/logs") { request, context in try await admitted(request) { try await logs(request, context.principal) } }
+        ingest.post("/v1/diagnostics") { request, context in try await admitted(request) { try await diagnostics(request, context.principal) } }
     }
 
     /// Reserves the request's declared size (or the body limit when it declares none).

@@ -11,10 +11,11 @@ struct QueryRoutes: Sendable {
     let clock: any WallClock
     let pseudonymizer: Pseudonymizer
 
-    func register(on router: Router<AppRequestContext>) {
-        router.get("/v1/events") { request, context in try await records(request, context, kind: .event, member: "events") }
-        router.get("/v1/logs") { request, context in try await records(request, context, kind: .log, member: "logs") }
-        router.get("/v1/incidents/{id}") { _, context in try await incident(context) }
+    func register(on api: APIRoutes) {
+        let read = api.requiring(.read)
+        read.get("/v1/events") { request, context in try await records(request, context, kind: .event, member: "events") }
+        read.get("/v1/logs") { request, context in try await records(request, context, kind: .log, member: "logs") }
+        read.get("/v1/incidents/{id}") { _, context in try await incident(context) }
     }
 
     func records(_ request: Request, _ context: AppRequestContext, kind: RecordKind, member: String) async throws -> Response {

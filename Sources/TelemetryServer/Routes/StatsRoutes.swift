@@ -11,25 +11,26 @@ struct StatsRoutes: Sendable {
     let clock: any WallClock
     var registry: PrometheusCollectorRegistry = MetricsBootstrap.bootstrap()
 
-    func register(on router: Router<AppRequestContext>) {
-        router.get("/v1/stats/enrollment") { request, _ in
+    func register(on api: APIRoutes) {
+        let read = api.requiring(.read)
+        read.get("/v1/stats/enrollment") { request, _ in
             let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
             let builder = try await scan(p, into: EnrollmentStatsBuilder(parameters: p)) { $0.add($1) }
             return try Response.json(builder.result())
         }
-        router.get("/v1/stats/launches") { request, _ in
+        read.get("/v1/stats/launches") { request, _ in
             let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
             let builder = try await scan(
                 p, into: CountStatsBuilder(parameters: p, event: EventName.appLaunch, groupedBy: "managementType")) { $0.add($1) }
             return try Response.json(builder.result())
         }
-        router.get("/v1/stats/actions") { request, _ in
+        read.get("/v1/stats/actions") { request, _ in
             let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
             let builder = try await scan(
                 p, into: CountStatsBuilder(parameters: p, event: EventName.intuneAction, groupedBy: "action")) { $0.add($1) }
             return try Response.json(builder.result())
         }
-        router.get("/v1/stats/drops") { request, _ in
+        read.get("/v1/stats/drops") { request, _ in
             let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
             return try Response.json(DropStats.from(registry: registry, env: p.env.rawValue))
         }

@@ -7,7 +7,7 @@ import TelemetryStore
 /// ingest routes enforce their own, named, body limit).
 public struct AppRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// The authenticated caller, set by `AuthMiddleware` (nil on open routes).
+    /// The authenticated caller, set by the route group's `AccessMiddleware` (nil on open routes).
     public var principal: Token?
 
     public init(source: Source) {

@@ -1,0 +1,152 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import TelemetryStore
+import Testing
+
+@testable import TelemetryServer
+
+/// The access a route needs is declared where it is registered and enforced on exactly the
+/// route the router matched. These tests attack that the way the audit did — a `read` token
+/// creating an `admin` token with `POST /v1//tokens`, editing the app registry through
+/// `//v1/apps/{id}`, ingesting through `/v1/telemetry/` — and with every other spelling,
+/// method and credential, checking the router's own route table rather than a copy of it.
+@Suite(.serialized) struct RouteAccessTests {
+    /// Statuses a request may end with when no access check let it through.
+    static let refusals: Set<Int> = [401, 403, 404]
+
+    /// The property every request must satisfy: a handler runs only after the access check
+    /// of the route it belongs to passed, and only for a caller the declaration allows.
+    static func check(_ o: AccessTestDaemon.Outcome) {
+        #expect(o.granted.count <= 1, "\(o)")
+        if let route = o.granted.first {
+            #expect(AccessTestDaemon.allows(o.credential, route.access), "a handler ran for a caller its declaration refuses: \(o) needs \(route.access)")
+        } else {
+            #expect(Self.refusals.contains(o.status), "answered without passing an access check: \(o)")
+        }
+    }
+
+    /// What each route must declare, written out here on purpose: a new route fails this test
+    /// until someone decides, in review, who may call it.
+    static let expectedAccess: [String: String] = [
+        "GET /healthz": "open", "GET /readyz": "open", "GET /openapi.yaml": "open",
+        "GET /metrics": "read (unless opened by configuration)",
+        "POST /v1/telemetry": "ingest", "POST /v1/logs": "ingest", "POST /v1/diagnostics": "ingest",
+        "GET /v1/events": "read", "GET /v1/logs": "read", "GET /v1/incidents/{id}": "read",
+        "GET /v1/stats/enrollment": "read", "GET /v1/stats/launches": "read", "GET /v1/stats/actions": "read",
+        "GET /v1/stats/drops": "read",
+        "GET /v1/bundles": "bundle", "GET /v1/incidents/{id}/bundle": "bundle",
+        "GET /v1/apps": "admin", "PUT /v1/apps/{appId}": "admin", "DELETE /v1/apps/{appId}": "admin",
+        "GET /v1/tokens": "admin", "POST /v1/tokens": "admin", "DELETE /v1/tokens/{id}": "admin",
+    ]
+
+    @Test func everyRouteInTheRoutersTableDeclaredItsAccess() async throws {
+        try await AccessTestDaemon.run { daemon, _ in
+            let routed = Set(daemon.routed)
+            let declared = daemon.table.all.map { "\($0.method) \($0.path)" }
+            #expect(Set(declared).count == declared.count, "a route was declared twice: \(declared.sorted())")
+            #expect(routed == Set(declared), "routes without a declared access: \(routed.subtracting(declared).sorted())")
+            #expect(routed.count >= 22, "the router lists only \(routed.sorted())")
+            for entry in daemon.table.all {
+                let key = "\(entry.method) \(entry.path)"
+                #expect(Self.expectedAccess[key] == entry.access.description, "\(key) declares \(entry.access)")
+            }
+            #expect(Set(Self.expectedAccess.keys) == routed, "expected-access table and router differ")
+        }
+    }
+
+    @Test func everyRouteTimesEveryCredentialTimesEverySpelling() async throws {
+        try await AccessTestDaemon.run { daemon, client in
+            var sent = 0
+            for route in daemon.table.all {
+                let path = AccessTestDaemon.concrete(route.path)
+                for credential in daemon.credentials {
+                    // The canonical spelling reaches the route's check, and its declaration decides.
+                    let canonical = try await daemon.send(client, route.method, path, as: credential)
+                    Self.check(canonical)
+                    if AccessTestDaemon.allows(credential, route.access) {
+                        #expect(canonical.granted.map(\.path) == [route.path], "\(canonical)")
+                    } else {
+                        #expect(canonical.granted.isEmpty && [401, 403].contains(canonical.status), "\(canonical)")
+                    }
+                    for spelling in PathSpellings.of(path) {
+                        Self.check(try await daemon.send(client, route.method, spelling, as: credential))
+                        sent += 1
+                    }
+                }
+            }
+            #expect(sent > 3000)
+        }
+    }
+
+    @Test func theAuditsEscalationsAreRefused() async throws {
+        try await AccessTestDaemon.run { daemon, client in
+            let read = try #require(daemon.credentials.first { $0.label == "read" })
+            for (method, uri) in [
+                (HTTPRequest.Method.post, "/v1//tokens"), (.put, "//v1/apps/com.contoso.a"), (.delete, "//v1/apps/com.contoso.a"),
+                (.post, "/v1/telemetry/"), (.post, "/v1/tokens/"), (.get, "/v1//tokens"),
+            ] {
+                let o = try await daemon.send(client, method, uri, as: read)
+                #expect(o.granted.isEmpty && [403, 404].contains(o.status), "\(o)")
+            }
+            // Nothing the attempts asked for happened.
+            #expect(!daemon.components.tokens.list().contains { $0.name == "escalated" })
+            #expect(daemon.components.registry.flags(for: "com.contoso.a") == nil)
+        }
+    }
+
+    @Test func anUnknownPathIs404WhateverTheCaller() async throws {
+        try await AccessTestDaemon.run { daemon, client in
+            for path in ["/", "/v1", "/v1/", "/v1/nope", "/v2/tokens", "/v1/tokens/x/y", "/admin", "/v1/events/1", "/.env", "/v1/stats"] {
+                for credential in daemon.credentials {
+                    for method in [HTTPRequest.Method.get, .post, .put, .delete] {
+                        let o = try await daemon.send(client, method, path, as: credential)
+                        #expect(o.status == 404 && o.granted.isEmpty, "\(o)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Random method × path spelling (mutations composed) × credential, seeded so a failure
+    /// replays: never does a handler run for a caller its route's declaration refuses.
+    @Test func randomRequestsNeverReachAHandlerTheirTokenMayNotUse() async throws {
+        try await AccessTestDaemon.run { daemon, client in
+            var rng = SplitMix64(seed: 0x6D61_6D74)
+            let methods: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch, .head, .options]
+            let routes = daemon.table.all.map { (method: $0.method, path: AccessTestDaemon.concrete($0.path)) }
+                + [(.get, "/v1/x"), (.get, "/metrics/x"), (.post, "/healthz/../v1/tokens")]
+            var granted = 0
+            for _ in 0..<2500 {
+                let route = routes[Int(rng.next() % UInt64(routes.count))]
+                var path = route.path
+                for _ in 0..<(rng.next() % 3) {
+                    let spellings = PathSpellings.of(path)
+                    path = spellings[Int(rng.next() % UInt64(spellings.count))]
+                }
+                // Half the time the route's own method, so many requests do reach a check.
+                let method = rng.next() % 2 == 0 ? route.method : methods[Int(rng.next() % UInt64(methods.count))]
+                let credential = daemon.credentials[Int(rng.next() % UInt64(daemon.credentials.count))]
+                let o = try await daemon.send(client, method, path, as: credential)
+                Self.check(o)
+                if !o.granted.isEmpty { granted += 1 }
+            }
+            // Guards against a generator that never reaches a handler, which would prove nothing.
+            #expect(granted > 100)
+        }
+    }
+}
+
+/// A small seeded generator (SplitMix64), so random tests replay exactly.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

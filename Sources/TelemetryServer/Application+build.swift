@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import SupportConsole
 import TelemetryModel
 import TelemetryStore
 
@@ -94,6 +95,7 @@ public func buildRouter(components c: DaemonComponents, hooks: ApplicationHooks,
     BundleRoutes(store: c.store, pseudonymizer: c.pseudonymizer, clock: c.clock).register(on: router)
     MetricsRoutes(registry: MetricsBootstrap.bootstrap(), store: c.store).register(on: router)
     StatsRoutes(store: c.store, clock: c.clock).register(on: router)
+    ConsoleRoutes(catalog: ConsoleAssetCatalog()).register(on: router)
     return router
 }
 

@@ -33,6 +33,30 @@ def wait_until(page, expression, timeout=10.0):
         time.sleep(0.05)
 
 
+# WCAG contrast of every visible text against the first opaque background behind it.
+CONTRAST = """() => {
+    const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+    const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+        .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+    const background = (el) => {
+        for (; el; el = el.parentElement) {
+            const c = rgb(getComputedStyle(el).backgroundColor);
+            if (c.length === 3 || c[3] > 0.9) return c;
+        }
+        return [255, 255, 255];
+    };
+    const low = [];
+    for (const el of document.querySelectorAll('body *')) {
+        if (!el.checkVisibility() || el.closest('svg, :disabled, [aria-hidden=true]')) continue;
+        if (![...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())) continue;
+        const a = lum(rgb(getComputedStyle(el).color)), b = lum(background(el));
+        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+        if (ratio < 4.5) low.push(`${el.tagName}.${el.className}: ${ratio.toFixed(2)} '${el.textContent.trim().slice(0, 30)}'`);
+    }
+    return low;
+}"""
+
+
 def shot(page, out_dir, name):
     page.screenshot(path=str(out_dir / f"{name}.png"), full_page=True)
 
@@ -107,6 +131,7 @@ def test_sign_in_find_incident_by_sloppy_id_and_read_its_timeline(page, daemon, 
     assert first_time.get_attribute("title").endswith(" UTC")
     assert page.locator(".rhythm").get_attribute("aria-label").startswith("Rhythm from")
     wait_until(page, "document.querySelectorAll('#incident-logs .log-viewport .log-row:not([hidden])').length === 4")
+    assert page.evaluate(CONTRAST) == []
     shot(page, out_dir, "03-incident")
 
     # The bundle for what is on screen (the device's timeline, by default), with progress,
@@ -187,6 +212,7 @@ def test_follow_a_device_while_records_arrive_at_1000_per_second(page, daemon, s
     page.fill("#subject-logs-search", "")
     page.select_option("#subject-logs-level", "verbose")
     wait_until(page, f"document.querySelector('#subject-logs .log-count').dataset.shown === '{before + total}'")
+    assert page.evaluate(CONTRAST) == []
     shot(page, out_dir, "04-device")
 
 
@@ -205,6 +231,7 @@ def test_fleet_page_draws_the_stats(page, daemon, story, out_dir):
     page.get_by_role("button", name="Apply").click()
     wait_until(page, "!document.getElementById('bundle-button').disabled")
     page.wait_for_selector("figure.chart svg")
+    assert page.evaluate(CONTRAST) == []
     shot(page, out_dir, "05-fleet")
 
 

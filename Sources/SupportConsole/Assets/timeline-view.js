@@ -6,7 +6,7 @@ import { durationText, localText, shortText, timeElement, utcText } from './time
 import { LEVELS } from './timeline.js';
 
 /** Entries rendered in the list at most; the log viewer below holds every record. */
-export const LIST_LIMIT = 500;
+export const LIST_LIMIT = 1000;
 
 const KIND_LABEL = { launch: 'Launch', enrollment: 'Enrollment', action: 'Action', log: 'Log', event: 'Event', expected: 'Expected', gap: 'Gap' };
 
@@ -111,7 +111,7 @@ export function rhythmStrip(entries, since, until) {
  * entries for a level, so changing the filter redraws without fetching again.
  */
 export function timelineSection({ rebuild, since, until, showPlace = true, note = null }) {
-  const list = h('ol', { class: 'timeline', 'aria-label': 'Timeline, oldest first' });
+  const list = h('ol', { class: 'timeline', 'aria-label': 'Timeline, oldest first', tabindex: '0' });
   const stripHolder = h('div');
   const info = h('p', { class: 'muted' });
   const select = h('select', { id: 'timeline-level', 'aria-describedby': 'timeline-help' },
@@ -121,6 +121,8 @@ export function timelineSection({ rebuild, since, until, showPlace = true, note 
     stripHolder.replaceChildren(rhythmStrip(entries, since, until));
     const shown = entries.length > LIST_LIMIT ? entries.slice(entries.length - LIST_LIMIT) : entries;
     list.replaceChildren(...shown.map((e) => listItem(e, showPlace)));
+    // A long story opens at its newest entries, where the reported problem usually is.
+    requestAnimationFrame(() => { list.scrollTop = list.scrollHeight; });
     info.textContent = entries.length > LIST_LIMIT
       ? `Showing the newest ${LIST_LIMIT} of ${entries.length} entries; raise the level or use the log viewer for the rest.`
       : `${entries.length} entries.`;

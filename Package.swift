@@ -66,10 +66,18 @@ let package = Package(
                 "CArchive", "TelemetryModel", "TelemetryStore",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
+        // The browser support console's assets, embedded at build time by the plugin below.
+        .target(
+            name: "SupportConsole",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            exclude: ["Assets"],
+            plugins: ["EmbedConsoleAssets"]),
+        .executableTarget(name: "ConsoleAssetEmbedder"),
+        .plugin(name: "EmbedConsoleAssets", capability: .buildTool(), dependencies: ["ConsoleAssetEmbedder"]),
         .target(
             name: "TelemetryServer",
             dependencies: [
-                "TelemetryModel", "Compression", "TelemetryStore", "Journal", "Bundles",
+                "TelemetryModel", "Compression", "TelemetryStore", "Journal", "Bundles", "SupportConsole",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -4,7 +4,8 @@
 set -euo pipefail
 need=(pkg-config zlib1g-dev libsystemd-dev libsqlite3-dev libarchive-dev systemd curl)
 if [[ "${1:-}" == "test" ]]; then
-  need+=(unzip prometheus python3-venv)
+  # chromium: the browser the console tests drive (Playwright launches it by path).
+  need+=(unzip prometheus python3-venv chromium)
 fi
 missing=()
 for p in "${need[@]}"; do

@@ -5,7 +5,8 @@
 #      over loopback (real zlib, SQLite, journald in a private mount namespace, Prometheus);
 #   2. the parser fuzzers (libFuzzer + ASan), bounded (FUZZ_SECONDS per target, default 15);
 #   3. schemathesis against the running daemon's OpenAPI document (bounded);
-#   4. the benchmark suite in smoke mode, so it never rots (figures are not asserted).
+#   4. the support console in a real browser (Debian's Chromium driven by Playwright), bounded;
+#   5. the benchmark suite in smoke mode, so it never rots (figures are not asserted).
 # Every step runs; the script fails if any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,7 @@ step() {
 }
 step "fuzz" ./scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 step "schemathesis" ./scripts/schemathesis.sh
+step "browser console" ./scripts/browser-test.sh
 step "bench smoke" env BENCH_BIN=.build/debug ./scripts/bench.sh --smoke
 # The Swift suite last, so its summary closes the log. Serially: the integration tests
 # start daemons, journald and Prometheus, and on two cores parallel runs starve each other.

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import SupportConsole
 import TelemetryModel
 import TelemetryStore
 
@@ -101,6 +102,7 @@ public func buildRouter(
     let metricsRequireToken = c.configuration.auth.metricsRequireToken
     MetricsRoutes(registry: MetricsBootstrap.bootstrap(), store: c.store, metricsOpen: { !metricsRequireToken }).register(on: api)
     StatsRoutes(store: c.store, clock: c.clock).register(on: api)
+    ConsoleRoutes(catalog: ConsoleAssetCatalog()).register(on: api)
     return router
 }
 

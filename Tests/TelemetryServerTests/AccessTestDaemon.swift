@@ -87,7 +87,6 @@ struct AccessTestDaemon: Sendable {
     static func allows(_ credential: Credential, _ access: RouteAccess) -> Bool {
         switch access {
         case .open: return true
-        case .anyToken: return credential.token != nil
         case .scope(let s): return credential.token?.allows(s) ?? false
         case .scopeUnlessOpened(let s, let isOpen): return isOpen() || (credential.token?.allows(s) ?? false)
         }

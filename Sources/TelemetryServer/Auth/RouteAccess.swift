@@ -7,8 +7,6 @@ public enum RouteAccess: Sendable, CustomStringConvertible {
     case open
     /// A valid token holding `scope` (or `admin`, which implies every scope).
     case scope(Scope)
-    /// A valid token with any scope: lets a caller learn what its own token may do.
-    case anyToken
     /// `scope`, unless `isOpen()` says the operator opened the route (e.g. `/metrics` for a
     /// local scraper). Read on every request, so a reload that changes it applies at once.
     case scopeUnlessOpened(Scope, isOpen: @Sendable () -> Bool)
@@ -16,7 +14,7 @@ public enum RouteAccess: Sendable, CustomStringConvertible {
     /// The scope a token must hold right now; nil when no token is needed.
     var requiredScope: Scope? {
         switch self {
-        case .open, .anyToken: nil
+        case .open: nil
         case .scope(let s): s
         case .scopeUnlessOpened(let s, let isOpen): isOpen() ? nil : s
         }
@@ -26,7 +24,7 @@ public enum RouteAccess: Sendable, CustomStringConvertible {
     var needsToken: Bool {
         switch self {
         case .open: false
-        case .anyToken, .scope: true
+        case .scope: true
         case .scopeUnlessOpened(_, let isOpen): !isOpen()
         }
     }
@@ -35,7 +33,6 @@ public enum RouteAccess: Sendable, CustomStringConvertible {
         switch self {
         case .open: "open"
         case .scope(let s): s.rawValue
-        case .anyToken: "any token"
         case .scopeUnlessOpened(let s, _): "\(s.rawValue) (unless opened by configuration)"
         }
     }

@@ -24,6 +24,7 @@ tags:
   - name: stats
   - name: admin
   - name: health
+  - name: console
 paths:
   /v1/telemetry:
     post:
@@ -369,6 +370,81 @@ paths:
         '401': {$ref: '#/components/responses/Error'}
         '403': {$ref: '#/components/responses/Error'}
         '404': {$ref: '#/components/responses/Error'}
+  /v1/whoami:
+    get:
+      tags: [query]
+      summary: The calling token's name and scopes (never its secret)
+      description: Needs the `read` scope. The support console signs in with it and shows only what the token's scopes allow.
+      responses:
+        '200':
+          description: The token
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [id, name, scopes, effectiveScopes, apps]
+                properties:
+                  id: {type: string}
+                  name: {type: string}
+                  scopes:
+                    description: The scopes the token was created with
+                    type: array
+                    items: {type: string, enum: [ingest, read, bundle, pii, admin]}
+                  effectiveScopes:
+                    description: What it may do (`admin` implies every scope)
+                    type: array
+                    items: {type: string, enum: [ingest, read, bundle, pii, admin]}
+                  apps:
+                    description: For ingest, the app ids it may post for (empty means any)
+                    type: array
+                    items: {type: string}
+        '401': {$ref: '#/components/responses/Error'}
+        '403': {$ref: '#/components/responses/Error'}
+  /console:
+    get:
+      tags: [console]
+      summary: The browser support console (open; every data call it makes needs a token)
+      description: '`/console` redirects to `/console/`, which serves the console page.'
+      security: []
+      parameters:
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200':
+          description: The console page
+          headers:
+            ETag: {schema: {type: string}}
+          content:
+            text/html:
+              schema: {type: string}
+        '304': {description: The console page has not changed}
+        '308':
+          description: To `/console/`
+          headers:
+            Location: {schema: {type: string}}
+  /console/{asset}:
+    get:
+      tags: [console]
+      summary: A file of the support console (scripts, styles, icon)
+      security: []
+      parameters:
+        - {name: asset, in: path, required: true, schema: {type: string}}
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200':
+          description: The file
+          headers:
+            ETag: {schema: {type: string}}
+          content:
+            text/javascript:
+              schema: {type: string}
+            text/css:
+              schema: {type: string}
+            text/html:
+              schema: {type: string}
+            image/svg+xml:
+              schema: {type: string}
+        '304': {description: The file has not changed}
+        '404': {$ref: '#/components/responses/Error'}
   /healthz:
     get:
       tags: [health]
@@ -440,6 +516,7 @@ components:
       in: header
       name: X-APIKey
   parameters:
+    IfNoneMatch: {name: If-None-Match, in: header, required: false, schema: {type: string}, description: 'An ETag from an earlier answer: 304 when the file is unchanged'}
     ContentEncoding: {name: Content-Encoding, in: header, schema: {type: string, enum: [identity, gzip, deflate]}}
     Env: {name: env, in: query, allowEmptyValue: true, schema: {type: string, enum: [prod, ppe]}}
     App: {name: app, in: query, allowEmptyValue: true, schema: {type: string}}

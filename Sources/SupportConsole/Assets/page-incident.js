@@ -1,0 +1,87 @@
+// The incident page: what the user reported, where, and the story around it.
+
+import { h } from './dom.js';
+import { resolve } from './incident-id.js';
+import { LogViewer } from './log-viewer.js';
+import { DAY, HOUR, durationText, timeElement, toMillis } from './time.js';
+import { buildTimeline, summarize } from './timeline.js';
+import { timelineSection } from './timeline-view.js';
+import { RECORD_CAP, deviceLink, facts, loading, truncationNote, userLink } from './page-parts.js';
+
+/** How far before the upload the timeline reaches: two retry periods, so a failed
+ * enrollment and the retry it scheduled are both on screen. */
+const BEFORE = 2 * DAY;
+const AFTER = HOUR;
+
+export async function incidentPage(ctx, rawId) {
+  const { api, main } = ctx;
+  main.replaceChildren(h('h1', {}, `Incident ${rawId}`), loading());
+  let incident;
+  try {
+    incident = await api.json(`v1/incidents/${encodeURIComponent(rawId)}`);
+  } catch (e) {
+    if (e.status !== 404) throw e;
+    const { found } = await resolve(api, rawId);
+    if (found.length !== 1) {
+      main.replaceChildren(h('h1', {}, 'Incident not found'),
+        h('p', { role: 'alert' }, `No incident matches ${rawId}. Check the id with the user: it looks like MAM-7K2Q-9XPF.`));
+      return { title: 'Incident not found' };
+    }
+    incident = found[0];
+  }
+  const id = incident.id;
+  if (decodeURIComponent(location.hash) !== `#/incident/${id}`) history.replaceState(null, '', `#/incident/${id}`);
+  const env = incident.env;
+  const first = toMillis(incident.firstTime) ?? toMillis(incident.createdAt);
+  const last = Math.max(toMillis(incident.lastTime) ?? 0, toMillis(incident.createdAt));
+  const since = first - BEFORE;
+  const until = last + AFTER;
+  const range = { env, since: new Date(since).toISOString(), until: new Date(until).toISOString() };
+  const subject = incident.deviceId ? { device: incident.deviceId } : { app: incident.appId };
+  // The incident bundle holds what the user shared (its logs and incident.json); the
+  // device's bundle over this window holds the whole story on screen, events included.
+  const incidentBundle = { label: `Incident ${id}: shared logs`, path: `v1/incidents/${encodeURIComponent(id)}/bundle`, params: {} };
+  ctx.bundle.set(incident.deviceId
+    ? [{ label: `Device ${incident.deviceId}: this timeline`, path: 'v1/bundles', params: { device: incident.deviceId, ...range } }, incidentBundle]
+    : incidentBundle);
+
+  const [events, logs, shared] = await Promise.all([
+    api.records('events', { ...range, ...subject }, { cap: RECORD_CAP }),
+    api.records('logs', { ...range, ...subject }, { cap: RECORD_CAP }),
+    api.records('logs', { env, incident: id }, { cap: RECORD_CAP }),
+  ]);
+  const seen = summarize(events.records, [...logs.records, ...shared.records], env);
+  const levels = Object.entries(incident.levels ?? {}).map(([l, n]) => `${n} ${l}`).join(', ');
+
+  const viewer = new LogViewer({ title: 'Logs the user shared', idPrefix: 'incident-logs', followNote: 'An upload is complete when it arrives: open the device to follow its new logs.' });
+  viewer.add(shared.records);
+
+  main.replaceChildren(
+    h('div', { class: 'page-head' },
+      h('h1', { tabindex: '-1' }, 'Incident ', h('span', { class: 'mono', id: 'incident-id' }, id)),
+      env === 'ppe' ? h('span', { class: 'badge env-ppe' }, 'PPE test data') : null),
+    h('section', { class: 'panel summary', 'aria-label': 'Incident summary' },
+      incident.description ? h('blockquote', { class: 'description' }, incident.description) : h('p', { class: 'muted' }, 'The user wrote no description.'),
+      facts([
+        ['Reported', timeElement(toMillis(incident.createdAt))],
+        ['App', incident.appId],
+        ['Device', incident.deviceId ? deviceLink(incident.deviceId, env) : null],
+        ['User', incident.identity ? userLink(incident.identity, env) : null],
+        ['Session', incident.sessionId ?? null],
+        ['App versions', seen.appVersions],
+        ['SDK versions', seen.sdkVersions],
+        ['Flags seen', seen.flags.length ? seen.flags : ['none']],
+        ['Logs shared', `${incident.records} (${levels || 'none'})`],
+        ['Logs cover', incident.firstTime ? h('span', {}, timeElement(first), ' to ', timeElement(last), ` (${durationText(last - first)})`) : null],
+        ['GUID', h('span', { class: 'mono' }, incident.guid)],
+      ])),
+    timelineSection({
+      since, until,
+      note: [`From ${durationText(BEFORE)} before the shared logs to ${durationText(AFTER)} after, for ${incident.deviceId ? 'the device' : 'the app'}.`,
+        truncationNote('events', events), truncationNote('log records', logs)].filter(Boolean).join(' '),
+      rebuild: (minLevel) => buildTimeline(events.records, logs.records, { minLevel, until }),
+    }),
+    viewer.element);
+  requestAnimationFrame(() => viewer.render());
+  return { title: `Incident ${id}`, cleanup: () => viewer.destroy() };
+}

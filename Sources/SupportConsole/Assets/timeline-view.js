@@ -1,0 +1,139 @@
+// Draws a timeline: a strip across the window showing the rhythm at a glance (calls, the
+// expected marks, gaps), then the ordered list a support engineer reads line by line.
+
+import { h, svg } from './dom.js';
+import { durationText, localText, shortText, timeElement, utcText } from './time.js';
+import { LEVELS } from './timeline.js';
+
+/** Entries rendered in the list at most; the log viewer below holds every record. */
+export const LIST_LIMIT = 1000;
+
+const KIND_LABEL = { launch: 'Launch', enrollment: 'Enrollment', action: 'Action', log: 'Log', event: 'Event', expected: 'Expected', gap: 'Gap' };
+
+function badge(entry) {
+  if (entry.kind === 'log') return h('span', { class: `badge level-${entry.level}` }, entry.level);
+  if (entry.kind === 'enrollment') return h('span', { class: `badge ${entry.failed ? 'bad' : 'good'}` }, KIND_LABEL.enrollment);
+  if (entry.kind === 'expected') return h('span', { class: `badge expected ${entry.status}` }, entry.status === 'missed' ? 'Missed' : KIND_LABEL.expected);
+  return h('span', { class: `badge kind-${entry.kind}` }, KIND_LABEL[entry.kind] ?? entry.kind);
+}
+
+function listItem(entry, showPlace) {
+  if (entry.kind === 'gap') {
+    return h('li', { class: 'entry gap', dataset: { kind: 'gap' } },
+      h('span', { class: 'gap-text' }, `${durationText(entry.length)} with no records, from `, timeElement(entry.time), ' to ', timeElement(entry.end)));
+  }
+  const place = showPlace && [entry.app, entry.device].filter(Boolean).join(' on ');
+  return h('li', {
+    class: `entry kind-${entry.kind}${entry.failed ? ' failed' : ''}${entry.kind === 'expected' ? ` ${entry.status}` : ''}`,
+    dataset: { kind: entry.kind, time: String(entry.time), ...(entry.statusName ? { status: entry.statusName } : {}) },
+  },
+  timeElement(entry.time),
+  badge(entry),
+  h('span', { class: 'entry-title' }, entry.title),
+  entry.detail ? h('span', { class: 'entry-detail' }, entry.detail) : null,
+  entry.incident ? h('a', { class: 'entry-incident', href: `#/incident/${encodeURIComponent(entry.incident)}` }, entry.incident) : null,
+  place ? h('span', { class: 'entry-place' }, place) : null);
+}
+
+/** The rhythm strip: one lane per kind across [since, until], gaps shaded. */
+export function rhythmStrip(entries, since, until) {
+  const width = 1000;
+  const lanes = [['launch', 'Launches'], ['enrollment', 'Enrollment calls'], ['expected', 'Expected (24 h retry / 8 h check-in)'], ['action', 'Intune actions'], ['log', 'Warnings and errors']];
+  const laneHeight = 18;
+  const top = 6;
+  const labelWidth = 0;
+  const height = top + lanes.length * laneHeight + 22;
+  const span = Math.max(1, until - since);
+  const x = (t) => labelWidth + ((Math.min(Math.max(t, since), until) - since) / span) * (width - labelWidth);
+  const laneY = (kind) => top + lanes.findIndex(([k]) => k === kind) * laneHeight + laneHeight / 2;
+  const shapes = [];
+  for (const [i] of lanes.entries()) {
+    shapes.push(svg('line', { x1: 0, x2: width, y1: top + i * laneHeight + laneHeight / 2, y2: top + i * laneHeight + laneHeight / 2, class: 'lane' }));
+  }
+  const counts = { launch: 0, enrollment: 0, failed: 0, expected: 0, missed: 0, action: 0, log: 0, gap: 0 };
+  // Gaps first, so the marks are drawn over them.
+  const ordered = [...entries.filter((e) => e.kind === 'gap'), ...entries.filter((e) => e.kind !== 'gap')];
+  for (const e of ordered) {
+    if (e.kind === 'gap') {
+      counts.gap++;
+      shapes.push(svg('rect', { x: x(e.time), y: top - 4, width: Math.max(1, x(e.end) - x(e.time)), height: lanes.length * laneHeight + 4, class: 'gap-band' },
+        svg('title', {}, `${durationText(e.length)} with no records`)));
+      continue;
+    }
+    if (e.time < since || e.time > until) continue;
+    const cx = x(e.time);
+    const tip = svg('title', {}, `${localText(e.time)} · ${e.title}`);
+    switch (e.kind) {
+      case 'launch':
+        counts.launch++;
+        shapes.push(svg('circle', { cx, cy: laneY('launch'), r: 4, class: 'mark-launch' }, tip));
+        break;
+      case 'enrollment':
+        counts.enrollment++;
+        if (e.failed) counts.failed++;
+        shapes.push(svg('rect', { x: cx - 4, y: laneY('enrollment') - 5, width: 8, height: 10, class: e.failed ? 'mark-bad' : 'mark-good' }, tip));
+        break;
+      case 'expected': {
+        counts.expected++;
+        if (e.status === 'missed') counts.missed++;
+        const y = laneY('expected');
+        shapes.push(svg('path', { d: `M${cx} ${y - 6} L${cx + 6} ${y} L${cx} ${y + 6} L${cx - 6} ${y} Z`, class: `mark-expected ${e.status}` }, tip));
+        break;
+      }
+      case 'action':
+        counts.action++;
+        shapes.push(svg('rect', { x: cx - 4, y: laneY('action') - 4, width: 8, height: 8, transform: `rotate(45 ${cx} ${laneY('action')})`, class: 'mark-action' }, tip));
+        break;
+      case 'log':
+        if (e.level !== 'warning' && e.level !== 'error') break;
+        counts.log++;
+        shapes.push(svg('line', { x1: cx, x2: cx, y1: laneY('log') - 6, y2: laneY('log') + 6, class: `mark-${e.level}` }, tip));
+        break;
+      default:
+        break;
+    }
+  }
+  const axisY = top + lanes.length * laneHeight + 14;
+  for (let i = 0; i <= 4; i++) {
+    const t = since + (span * i) / 4;
+    shapes.push(svg('text', { x: Math.min(Math.max(x(t), 2), width - 2), y: axisY, class: 'axis', 'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle' }, shortText(t)));
+  }
+  const summary = `Rhythm from ${utcText(since)} to ${utcText(until)}: ${counts.launch} launches, ${counts.enrollment} enrollment calls (${counts.failed} failed), ` +
+    `${counts.expected} expected calls (${counts.missed} missed), ${counts.action} Intune actions, ${counts.log} warnings or errors, ${counts.gap} gaps.`;
+  const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'rhythm', role: 'img', 'aria-label': summary, preserveAspectRatio: 'none' }, shapes);
+  const legend = h('ul', { class: 'legend', 'aria-hidden': 'true' }, lanes.map(([kind, label]) => h('li', { class: `legend-${kind}` }, label)),
+    h('li', { class: 'legend-gap' }, 'Gap over 1 h'));
+  return h('figure', { class: 'rhythm-figure' }, chart, legend);
+}
+
+/**
+ * The timeline section: level filter, the strip and the list. `rebuild(minLevel)` returns
+ * entries for a level, so changing the filter redraws without fetching again.
+ */
+export function timelineSection({ rebuild, since, until, showPlace = true, note = null }) {
+  const list = h('ol', { class: 'timeline', 'aria-label': 'Timeline, oldest first', tabindex: '0' });
+  const stripHolder = h('div');
+  const info = h('p', { class: 'muted' });
+  const select = h('select', { id: 'timeline-level', 'aria-describedby': 'timeline-help' },
+    LEVELS.map((l) => h('option', { value: l, selected: l === 'warning' }, `${l} and above`)));
+  const render = () => {
+    const entries = rebuild(select.value);
+    stripHolder.replaceChildren(rhythmStrip(entries, since, until));
+    const shown = entries.length > LIST_LIMIT ? entries.slice(entries.length - LIST_LIMIT) : entries;
+    list.replaceChildren(...shown.map((e) => listItem(e, showPlace)));
+    // A long story opens at its newest entries, where the reported problem usually is.
+    requestAnimationFrame(() => { list.scrollTop = list.scrollHeight; });
+    info.textContent = entries.length > LIST_LIMIT
+      ? `Showing the newest ${LIST_LIMIT} of ${entries.length} entries; raise the level or use the log viewer for the rest.`
+      : `${entries.length} entries.`;
+  };
+  select.addEventListener('change', render);
+  render();
+  return h('section', { class: 'panel', 'aria-labelledby': 'timeline-heading' },
+    h('div', { class: 'panel-head' },
+      h('h2', { id: 'timeline-heading' }, 'Timeline'),
+      h('label', { for: 'timeline-level' }, 'Log records in timeline '), select,
+      h('span', { id: 'timeline-help', class: 'visually-hidden' }, 'Launches, enrollment calls and actions are always shown')),
+    note ? h('p', { class: 'note' }, note) : null,
+    stripHolder, info, list);
+}

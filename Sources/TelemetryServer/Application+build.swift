@@ -28,7 +28,7 @@ public struct DaemonComponents: Sendable {
         let control = try ControlDatabase.open(directory: dir)
         registry = try AppRegistry(pool: control)
         registry.setConfigured(configuration.configuredApps)
-        pseudonymizer = try Pseudonymizer.load(from: dir.appendingPathComponent("pseudonym.key"))
+        pseudonymizer = try PseudonymKeyFile.load(from: dir.appendingPathComponent("pseudonym.key"))
         tokens = try TokenStore(pool: control)
         let retention = RetentionService(
             store: store, policy: configuration.retention, logger: logger, now: { clock.nowMilliseconds() })
@@ -94,6 +94,7 @@ public func buildRouter(components c: DaemonComponents, hooks: ApplicationHooks,
     BundleRoutes(store: c.store, pseudonymizer: c.pseudonymizer, clock: c.clock).register(on: router)
     MetricsRoutes(registry: MetricsBootstrap.bootstrap(), store: c.store).register(on: router)
     StatsRoutes(store: c.store, clock: c.clock).register(on: router)
+    PseudonymRoutes(pseudonymizer: c.pseudonymizer).register(on: router)
     return router
 }
 

@@ -15,6 +15,8 @@ enum RoutePolicy {
             break
         }
         if path.hasPrefix("/v1/tokens") || path.hasPrefix("/v1/apps") { return .admin }
+        // Turning a UPN into its pseudonym undoes the pseudonym for whoever may ask.
+        if path == "/v1/pseudonyms" { return .pii }
         if path == "/v1/bundles" || (path.hasPrefix("/v1/incidents/") && path.hasSuffix("/bundle")) { return .bundle }
         if method == .post, ["/v1/telemetry", "/v1/logs", "/v1/diagnostics"].contains(path) { return .ingest }
         // Every other route reads data.

@@ -14,9 +14,12 @@ struct JournalExcerptTests {
     static var marker: Regex<Substring> { /\[withheld: [0-9]+ chars, text-[0-9a-f]{24}\]/ }
 
     /// The daemon under the harness with `arguments`; `body` drives it; the harness is
-    /// stopped after.
+    /// stopped after. With `user`, the daemon runs as that uid/gid with exactly the
+    /// supplementary groups given, and the journal directory is set up the way systemd's
+    /// tmpfiles sets up `/run/log/journal` (group `systemd-journal`, setgid).
     static func withDaemon(
-        _ arguments: [String], _ body: (JournaldHarness, DaemonProcess) async throws -> Void
+        _ arguments: [String], user: (uid: UInt32, groups: [UInt32])? = nil,
+        _ body: (JournaldHarness, DaemonProcess) async throws -> Void
     ) async throws {
         let harness = try JournaldHarness()
         defer { harness.remove() }
@@ -24,12 +27,23 @@ struct JournalExcerptTests {
         defer { try? FileManager.default.removeItem(at: d.dataDirectory) }
         _ = FileManager.default.createFile(atPath: d.logFile.path, contents: nil)
         let log = try FileHandle(forWritingTo: d.logFile)
-        let daemon = try harness.launch(
-            DaemonProcess.binary.path, ["--data-dir", d.dataDirectory.path, "--listen", "127.0.0.1:\(d.port)"] + arguments,
-            standardOutput: log, standardError: log)
+        var command = [DaemonProcess.binary.path, "--data-dir", d.dataDirectory.path, "--listen", "127.0.0.1:\(d.port)"] + arguments
+        if let user {
+            let journalGroup = try #require(Self.gid(of: "systemd-journal"))
+            #expect(chown(harness.journalDirectory.path, 0, journalGroup) == 0 && chmod(harness.journalDirectory.path, 0o2755) == 0)
+            #expect(chown(d.dataDirectory.path, user.uid, user.uid) == 0 && chown(d.logFile.path, user.uid, user.uid) == 0)
+            let groups = user.groups.isEmpty ? "--clear-groups" : "--groups=" + user.groups.map(String.init).joined(separator: ",")
+            command = ["/usr/bin/setpriv", "--reuid=\(user.uid)", "--regid=\(user.uid)", groups, "--"] + command
+        }
+        let daemon = try harness.launch(command[0], Array(command.dropFirst()), standardOutput: log, standardError: log)
         defer { JournaldMirrorTests.stop(daemon, harness) }
         try await JournaldMirrorTests.waitUntilReady(d, daemon)
         try await body(harness, d)
+    }
+
+    static func gid(of group: String) -> UInt32? {
+        guard let entry = getgrnam(group) else { return nil }
+        return entry.pointee.gr_gid
     }
 
     static func line(_ level: String, _ message: String, device: String, identity: String, ppe: Bool = false) -> String {
@@ -128,6 +142,34 @@ struct JournalExcerptTests {
             let export = try JournaldHarness.journalctl(["-D", harness.journalDirectory.path, "-o", "export", "--no-pager"])
             #expect(export.standardOutput.contains("info \(tag)"))
             #expect(!export.standardOutput.contains("refresh_token=\(tag)") && !export.standardOutput.contains("Jane Roe"))
+        }
+    }
+
+    /// How the daemon reads the journal under the shipped unit: as an unprivileged user that
+    /// is a member of `systemd-journal` (`SupplementaryGroups=systemd-journal`). The same
+    /// user without the group gets no journal lines, and the manifest says why.
+    @Test(arguments: [true, false])
+    func readingTheJournalNeedsTheSystemdJournalGroup(member: Bool) async throws {
+        let journalGroup = try #require(Self.gid(of: "systemd-journal"), "no systemd-journal group on this host")
+        let nobody: UInt32 = 65534
+        try await Self.withDaemon([], user: (nobody, member ? [journalGroup] : [])) { harness, d in
+            let device = "jx-g-\(UUID().uuidString.prefix(8))"
+            #expect(try await d.ingestLogs(Self.line("error", "group check \(device)", device: device, identity: Self.alice)).0 == 200)
+            _ = try await harness.waitForEntries(["MAM_DEVICE_ID=\(device)"])
+            let token = try await ScopeMatrixTests.createToken(d, name: "support", scopes: ["bundle"])
+            let (status, bytes) = try await d.get("/v1/bundles?device=\(device)&format=tar.gz", headers: [("Authorization", "Bearer \(token)")])
+            #expect(status == 200)
+            let path = d.dataDirectory.appendingPathComponent("g.tar.gz")
+            try Data(bytes).write(to: path)
+            let members = try BundleFleet.unpack(path.path)
+            let journal = parseJSON(members["manifest.json"] ?? [])["journal"] as? [String: Any] ?? [:]
+            if member {
+                #expect(journal["included"] as? Bool == true, "\(journal)")
+                #expect(String(decoding: members["journal.txt"] ?? [], as: UTF8.self).contains("group check \(device)"))
+            } else {
+                #expect(journal["included"] as? Bool == false && members["journal.txt"] == nil, "\(journal)")
+                #expect((journal["reason"] as? String)?.contains("journalctl exited") == true, "\(journal)")
+            }
         }
     }
 }

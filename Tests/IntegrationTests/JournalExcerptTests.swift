@@ -13,37 +13,18 @@ struct JournalExcerptTests {
     static let bob = "bob@fabrikam.com"
     static var marker: Regex<Substring> { /\[withheld: [0-9]+ chars, text-[0-9a-f]{24}\]/ }
 
-    /// The daemon under the harness with `arguments`; `body` drives it; the harness is
-    /// stopped after. With `user`, the daemon runs as that uid/gid with exactly the
-    /// supplementary groups given, and the journal directory is set up the way systemd's
-    /// tmpfiles sets up `/run/log/journal` (group `systemd-journal`, setgid).
+    /// The daemon under the harness (`JournaldHarness.launchDaemon`); `body` drives it; the
+    /// daemon and the harness are stopped after.
     static func withDaemon(
         _ arguments: [String], user: (uid: UInt32, groups: [UInt32])? = nil,
         _ body: (JournaldHarness, DaemonProcess) async throws -> Void
     ) async throws {
         let harness = try JournaldHarness()
         defer { harness.remove() }
-        let d = try DaemonProcess()
+        let (d, daemon) = try await harness.launchDaemon(arguments, user: user)
         defer { try? FileManager.default.removeItem(at: d.dataDirectory) }
-        _ = FileManager.default.createFile(atPath: d.logFile.path, contents: nil)
-        let log = try FileHandle(forWritingTo: d.logFile)
-        var command = [DaemonProcess.binary.path, "--data-dir", d.dataDirectory.path, "--listen", "127.0.0.1:\(d.port)"] + arguments
-        if let user {
-            let journalGroup = try #require(Self.gid(of: "systemd-journal"))
-            #expect(chown(harness.journalDirectory.path, 0, journalGroup) == 0 && chmod(harness.journalDirectory.path, 0o2755) == 0)
-            #expect(chown(d.dataDirectory.path, user.uid, user.uid) == 0 && chown(d.logFile.path, user.uid, user.uid) == 0)
-            let groups = user.groups.isEmpty ? "--clear-groups" : "--groups=" + user.groups.map(String.init).joined(separator: ",")
-            command = ["/usr/bin/setpriv", "--reuid=\(user.uid)", "--regid=\(user.uid)", groups, "--"] + command
-        }
-        let daemon = try harness.launch(command[0], Array(command.dropFirst()), standardOutput: log, standardError: log)
         defer { JournaldMirrorTests.stop(daemon, harness) }
-        try await JournaldMirrorTests.waitUntilReady(d, daemon)
         try await body(harness, d)
-    }
-
-    static func gid(of group: String) -> UInt32? {
-        guard let entry = getgrnam(group) else { return nil }
-        return entry.pointee.gr_gid
     }
 
     static func line(_ level: String, _ message: String, device: String, identity: String, ppe: Bool = false) -> String {
@@ -150,7 +131,7 @@ struct JournalExcerptTests {
     /// user without the group gets no journal lines, and the manifest says why.
     @Test(arguments: [true, false])
     func readingTheJournalNeedsTheSystemdJournalGroup(member: Bool) async throws {
-        let journalGroup = try #require(Self.gid(of: "systemd-journal"), "no systemd-journal group on this host")
+        let journalGroup = try #require(JournaldHarness.gid(of: "systemd-journal"), "no systemd-journal group on this host")
         let nobody: UInt32 = 65534
         try await Self.withDaemon([], user: (nobody, member ? [journalGroup] : [])) { harness, d in
             let device = "jx-g-\(UUID().uuidString.prefix(8))"

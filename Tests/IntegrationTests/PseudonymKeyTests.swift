@@ -6,9 +6,16 @@ import Testing
 /// never silently replaced, which would change every pseudonym and journal identity hash. A
 /// new key is private and stays the same across restarts.
 @Suite(.serialized) struct PseudonymKeyTests {
+    /// The pseudonym a read token is shown for one identity (stored once per daemon start).
     static func pseudonym(_ d: DaemonProcess) async throws -> String {
-        let answer = try await d.json("/v1/pseudonyms?identity=jane%40contoso.com")
-        return try #require(answer["pseudonym"] as? String)
+        let record = #"{"level":"info","message":"key check","appId":"com.contoso.mail","deviceId":"key-check","identity":"Jane@Contoso.com"}"#
+        #expect(try await d.ingestLogs(record).0 == 200)
+        let read = try await ScopeMatrixTests.createToken(d, name: "reader-\(UUID().uuidString.prefix(6))", scopes: ["read"])
+        let (status, body) = try await d.get("/v1/logs?device=key-check&limit=1", headers: [("Authorization", "Bearer \(read)")])
+        #expect(status == 200)
+        let shown = try #require((parseJSON(body)["logs"] as? [[String: Any]])?.first?["identity"] as? String)
+        #expect(shown.hasPrefix("user-"))
+        return shown
     }
 
     @Test func aNewKeyIsPrivateAndKeepsPseudonymsAcrossRestarts() async throws {

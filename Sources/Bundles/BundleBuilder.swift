@@ -85,7 +85,9 @@ public struct BundleBuilder: Sendable {
     @discardableResult
     public func write<S: BundleSink>(_ bundle: PreparedBundle, to sink: inout S) async throws -> BundleReport {
         let archive = try ArchiveWriter(format: bundle.request.format, modificationTime: bundle.createdAt)
-        var redactor = RecordRedactor(pseudonymizer: pseudonymizer, enabled: !bundle.request.piiAllowed)
+        var redactor = RecordVisibility(piiAllowed: bundle.request.piiAllowed, pseudonymizer: pseudonymizer).redactor()
+        /// What redaction did in each file it touched, for the manifest.
+        var redactedIn: [String: RedactionCounts] = [:]
         var timeline = Timeline(limit: timelineLimit)
         var summary = BundleSummary()
         var files: [ManifestFile] = []
@@ -94,6 +96,7 @@ public struct BundleBuilder: Sendable {
         for (kind, name) in [(RecordKind.event, "telemetry.ndjson"), (.log, "logs.ndjson")] {
             let member = try MemberFile(name: name, directory: temporaryDirectory)
             defer { member.remove() }
+            let before = redactor.counts
             var query = RecordQuery(
                 kind: kind, env: bundle.env, app: bundle.request.app, device: bundle.request.device,
                 session: bundle.request.session, identity: bundle.request.identity, incident: bundle.request.incident,
@@ -101,8 +104,7 @@ public struct BundleBuilder: Sendable {
             while true {
                 let page = try await store.query(query)
                 for record in page.records {
-                    if record.keys.level == .verbose { redactor.noteVerboseRecord() }
-                    let (json, captured) = redactor.redact(json: record.json, capture: capture)
+                    let (json, captured) = redactor.redact(json: record.json, verbose: record.keys.level == .verbose, capture: capture)
                     var line = Self.render(record, json: json)
                     line.append(0x0A)
                     try member.append(line)
@@ -112,6 +114,7 @@ public struct BundleBuilder: Sendable {
                 guard let next = page.nextAfter, !page.records.isEmpty else { break }
                 query.after = next
             }
+            redactedIn[name] = redactor.counts.since(before)
             files.append(try await copy(member, into: archive, sink: &sink))
         }
 
@@ -122,16 +125,22 @@ public struct BundleBuilder: Sendable {
 
         files.append(try await add("summary.json", bytes: try summary.json(), into: archive, sink: &sink))
         if let incident = bundle.incident {
-            files.append(try await add("incident.json", bytes: try incidentJSON(incident, redactor: &redactor), into: archive, sink: &sink))
+            let before = redactor.counts
+            let bytes = try incidentJSON(incident, redactor: &redactor)
+            redactedIn["incident.json"] = redactor.counts.since(before)
+            files.append(try await add("incident.json", bytes: bytes, into: archive, sink: &sink))
         }
 
         var journalNote: String?
         if includeJournal {
             let journal = try MemberFile(name: "journal.txt", directory: temporaryDirectory)
             defer { journal.remove() }
+            let before = redactor.counts
             journalNote = JournalExcerpt.collect(
-                since: bundle.since, until: bundle.until, into: journal, scratch: temporaryDirectory, redactor: &redactor)
+                scope: JournalScope(bundle, pseudonymizer: pseudonymizer), since: bundle.since, until: bundle.until,
+                into: journal, scratch: temporaryDirectory, redactor: &redactor)
             if journalNote == nil {
+                redactedIn["journal.txt"] = redactor.counts.since(before)
                 files.append(try await copy(journal, into: archive, sink: &sink))
             } else {
                 _ = try journal.finish()
@@ -141,7 +150,7 @@ public struct BundleBuilder: Sendable {
         }
 
         let manifest = try manifestJSON(
-            bundle, summary: summary, redactor: &redactor, files: files, journalNote: journalNote,
+            bundle, summary: summary, redactor: redactor, redactedIn: redactedIn, files: files, journalNote: journalNote,
             timeline: timeline)
         _ = try await add("manifest.json", bytes: manifest, into: archive, sink: &sink)
         try archive.close()
@@ -199,14 +208,14 @@ public struct BundleBuilder: Sendable {
         var scope: [String] = []
         if let v = b.request.incident { scope.append("incident \(v)") }
         if let v = b.request.device { scope.append("device \(v)") }
-        if b.request.identity != nil { scope.append("identity \(b.request.piiAllowed ? b.request.identity! : pseudonymizer.pseudonym(b.request.identity!, kind: "user"))") }
+        if let v = b.request.identity { scope.append("identity \(b.request.piiAllowed ? v : pseudonymizer.identityPseudonym(v))") }
         if let v = b.request.app { scope.append("app \(v)") }
         if let v = b.request.session { scope.append("session \(v)") }
         return [
             "MAM diagnostic timeline — \(scope.joined(separator: ", ")) (\(b.env.rawValue))",
             "window \(Timestamp.format(milliseconds: b.since)) .. \(Timestamp.format(milliseconds: b.until)) (device time, UTC)",
             redaction
-                ? "personal data redacted: UPNs/emails, object ids and tokens appear as stable pseudonyms (user-…, oid-…, token-…)"
+                ? "personal data redacted: UPNs/emails, object ids and tokens appear as stable pseudonyms (user-…, oid-…, token-…); verbose log text is withheld ([withheld: N chars, text-…])"
                 : "personal data NOT redacted (caller allowed to see PII)",
             "SDK rhythm: failed enrollments are retried every 24 h; enrolled apps check in for policy every 8 h.",
         ]
@@ -217,7 +226,7 @@ public struct BundleBuilder: Sendable {
             "id": i.id, "guid": i.guid, "env": i.env.rawValue, "appId": i.appId,
             "deviceId": i.deviceId ?? NSNull(), "sessionId": i.sessionId ?? NSNull(),
             "identity": redactor.redactIdentity(i.identity) ?? NSNull(),
-            "description": i.description.map { redactor.scrub(text: $0) } ?? NSNull(),
+            "description": redactor.freeText(i.description) ?? NSNull(),
             "createdAt": Timestamp.format(milliseconds: i.createdAt), "records": i.recordCount,
             "firstTime": i.firstTime.map(Timestamp.format(milliseconds:)) ?? NSNull(),
             "lastTime": i.lastTime.map(Timestamp.format(milliseconds:)) ?? NSNull(),
@@ -226,11 +235,11 @@ public struct BundleBuilder: Sendable {
     }
 
     private func manifestJSON(
-        _ b: PreparedBundle, summary: BundleSummary, redactor: inout RecordRedactor, files: [ManifestFile],
-        journalNote: String?, timeline: Timeline
+        _ b: PreparedBundle, summary: BundleSummary, redactor: RecordRedactor, redactedIn: [String: RedactionCounts],
+        files: [ManifestFile], journalNote: String?, timeline: Timeline
     ) throws -> [UInt8] {
         let r = b.request
-        let identity = redactor.enabled ? r.identity.map { pseudonymizer.pseudonym($0, kind: "user") } : r.identity
+        let identity = redactor.enabled ? r.identity.map(pseudonymizer.identityPseudonym) : r.identity
         let request: [String: Any] = [
             "incident": r.incident ?? NSNull(), "device": r.device ?? NSNull(), "identity": identity ?? NSNull(),
             "app": r.app ?? NSNull(), "session": r.session ?? NSNull(), "env": b.env.rawValue,
@@ -248,9 +257,20 @@ public struct BundleBuilder: Sendable {
             "redaction": [
                 "enabled": redactor.enabled,
                 "piiAllowed": r.piiAllowed,
-                "method": redactor.enabled ? "HMAC-SHA256 keyed pseudonyms, stable for this daemon's key" : "none",
+                "method": redactor.enabled
+                    ? "HMAC-SHA256 keyed pseudonyms, stable for this daemon's key; verbose log text and incident descriptions withheld (length and keyed digest)"
+                    : "none",
                 "valuesRedacted": ["upn": c.upn, "objectId": c.objectId, "token": c.token],
+                "textWithheld": c.textWithheld,
                 "verboseMessagesScrubbed": c.verboseMessagesScrubbed,
+                // Where each replacement was made; timeline.txt and summary.json are built
+                // from the already redacted records and add none of their own.
+                "byFile": redactedIn.mapValues { f in
+                    [
+                        "upn": f.upn, "objectId": f.objectId, "token": f.token, "textWithheld": f.textWithheld,
+                        "verboseMessagesScrubbed": f.verboseMessagesScrubbed,
+                    ]
+                },
             ] as [String: Any],
             "timeline": ["entries": timeline.entries.count, "omitted": timeline.omitted],
             "journal": journalNote.map { ["included": false, "reason": $0] as [String: Any] } ?? ["included": true],

@@ -1,14 +1,19 @@
 import Foundation
 import TelemetryModel
 
-/// The daemon's own journal lines for the bundle window (`journalctl -t mamtelemetryd`),
-/// scrubbed like every other text. When there is no journalctl, or it fails (no journal in
-/// a container, no permission), the file is left out and the manifest says why.
+/// `journal.txt`: the journal lines about what the bundle is for (`JournalScope`) in its
+/// window, redacted like every other file (`RecordRedactor.journalMessage`), one
+/// `journalctl -o short-iso`-like line each. The daemon reads the journal with journalctl;
+/// under the shipped unit that works because the service is in group `systemd-journal`
+/// (`SupplementaryGroups=`). When there is no journalctl, or it fails (no journal in a
+/// container, no permission), the file is left out and the manifest says why.
 enum JournalExcerpt {
     static let candidates = ["/usr/bin/journalctl", "/bin/journalctl"]
 
-    /// Writes the scrubbed lines into `file`; returns nil on success or the reason it could not.
-    static func collect(since: Int64, until: Int64, into file: MemberFile, scratch: URL, redactor: inout RecordRedactor) -> String? {
+    /// Writes the admitted, redacted lines into `file`; returns nil on success or the reason it could not.
+    static func collect(
+        scope: JournalScope, since: Int64, until: Int64, into file: MemberFile, scratch: URL, redactor: inout RecordRedactor
+    ) -> String? {
         guard let tool = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             return "journalctl not found on this host"
         }
@@ -19,10 +24,11 @@ enum JournalExcerpt {
         else { return "cannot create a scratch file for journalctl output" }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = [
-            "-t", "mamtelemetryd", "--no-pager", "-q", "-o", "short-iso",
-            "--since", "@\(since / 1000)", "--until", "@\((until + 999) / 1000)",
-        ]
+        process.arguments =
+            [
+                "-t", JournalScope.daemonLogger, "--no-pager", "-q", "-o", "json",
+                "--since", "@\(since / 1000)", "--until", "@\((until + 999) / 1000)",
+            ] + scope.journalctlMatches
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         do {
@@ -39,18 +45,44 @@ enum JournalExcerpt {
         defer { try? input.close() }
         var pending: [UInt8] = []
         do {
+            func emit(_ line: ArraySlice<UInt8>) throws {
+                guard let entry = entry(line), scope.admits(entry) else { return }
+                try file.append(render(entry, redactor: &redactor) + "\n")
+            }
             while let chunk = try input.read(upToCount: 1 << 16), !chunk.isEmpty {
                 pending.append(contentsOf: chunk)
                 while let nl = pending.firstIndex(of: 0x0A) {
-                    let line = String(decoding: pending[..<nl], as: UTF8.self)
+                    try emit(pending[..<nl])
                     pending.removeSubrange(...nl)
-                    try file.append(redactor.scrub(text: line) + "\n")
                 }
             }
-            if !pending.isEmpty { try file.append(redactor.scrub(text: String(decoding: pending, as: UTF8.self)) + "\n") }
+            if !pending.isEmpty { try emit(pending[...]) }
         } catch {
             return "journalctl output unreadable: \(error)"
         }
         return nil
+    }
+
+    /// One entry of `journalctl -o json`: every field as text. journalctl writes a value
+    /// that is not printable UTF-8 (a multi-line message, say) as an array of bytes.
+    static func entry(_ line: ArraySlice<UInt8>) -> [String: String]? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { return nil }
+        return object.compactMapValues { value in
+            if let text = value as? String { return text }
+            if let bytes = value as? [Int] { return String(decoding: bytes.map { UInt8(truncatingIfNeeded: $0) }, as: UTF8.self) }
+            return nil
+        }
+    }
+
+    /// `2026-11-21T10:15:30.123Z mamtelemetryd[812]: message`, the message redacted: a
+    /// mirrored verbose record's text is withheld, anything else has e-mails and tokens
+    /// pseudonymized.
+    static func render(_ entry: [String: String], redactor: inout RecordRedactor) -> String {
+        let stamp = entry["__REALTIME_TIMESTAMP"].flatMap(Int64.init).map { Timestamp.format(milliseconds: $0 / 1000) } ?? "-"
+        let identifier = entry["SYSLOG_IDENTIFIER"] ?? JournalScope.daemonLogger
+        let pid = entry["_PID"].map { "[\($0)]" } ?? ""
+        let mirroredVerbose = entry[JournalScope.ownLineField] == nil && entry["MAM_LEVEL"] == LogLevel.verbose.name
+        let message = redactor.journalMessage(entry["MESSAGE"] ?? "", verbose: mirroredVerbose)
+        return "\(stamp) \(identifier)\(pid): \(message)"
     }
 }

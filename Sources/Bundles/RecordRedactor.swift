@@ -1,11 +1,13 @@
 import TelemetryModel
 
-/// Replaces personal values in stored JSON records and free text with stable keyed
-/// pseudonyms (`user-…`, `oid-…`, `token-…`) from the daemon's `Pseudonymizer`, so one
-/// user's records still line up across files and across bundles while the raw values never
-/// leave the daemon. A single linear byte pass over each record (no regex, no JSON
-/// re-encoding): JSON string tokens are found, values are rewritten in place of their raw
-/// bytes, and the member names are used as context (`identity`, `accountId`, ...).
+/// The rules of `RecordVisibility` applied to bytes: replaces personal values in stored JSON
+/// records and free text with stable keyed pseudonyms (`user-…`, `oid-…`, `token-…`) and
+/// withholds verbose-level text (`WithheldText`), so one user's records still line up across
+/// files and bundles while the raw values never leave the daemon. A single linear byte pass
+/// over each record (no regex, no JSON re-encoding): JSON string tokens are found, values
+/// are rewritten in place of their raw bytes, and the member names are used as context
+/// (`identity`, `accountId`, ...). Stored records were validated and compacted at ingest,
+/// which is what lets this pass skip validation.
 ///
 /// The same pass optionally captures scalar values of chosen members (after redaction), so
 /// the timeline and summary need not parse each record a second time.
@@ -29,6 +31,15 @@ struct RecordRedactor: Sendable {
     static let objectIDKeys: Set<String> = [
         "accountid", "oid", "objectid", "userobjectid", "aadobjectid", "entraobjectid", "userid", "homeaccountid",
     ]
+    /// The members of a verbose record whose text stays visible: where and when it was
+    /// logged, never what. Every other string of a verbose record — `message`, and any free
+    /// field an app adds — is withheld, so a new field cannot leak what `message` may not.
+    static let verboseVisibleKeys: Set<String> = Set(
+        [
+            "time", "level", "component", "category", "appid", "appversion", "sdkversion", "platform", "deviceid",
+            "sessionid", "eventid", "incident", "env", "receivedat", "thread", "tenantid",
+        ]
+            + (AppFlags.Key.telemetryDisabled + AppFlags.Key.usePPE + AppFlags.Key.verboseLogging).map { $0.lowercased() })
 
     mutating func pseudonym(_ value: String, kind: String) -> String {
         let key = kind + ":" + value.lowercased()
@@ -39,13 +50,16 @@ struct RecordRedactor: Sendable {
         return p
     }
 
-    /// Rewrites one JSON record; `capture` names (lower-cased) members whose scalar values
-    /// are returned, last occurrence wins. Works on a raw buffer pointer: this runs once per
-    /// record of every bundle, and text without an `@`, `eyJ` or `bearer` is copied as is.
-    mutating func redact(json record: [UInt8], capture: Set<String> = []) -> (json: [UInt8], captured: [String: String]) {
+    /// Rewrites one stored JSON record; `verbose` is whether the record is a verbose-level
+    /// log record (its text is withheld). `capture` names (lower-cased) members whose scalar
+    /// values are returned, last occurrence wins. Works on a raw buffer pointer: this runs
+    /// once per record of every bundle and query page, and text without an `@`, `eyJ` or
+    /// `bearer` is copied as is.
+    mutating func redact(json record: [UInt8], verbose: Bool, capture: Set<String> = []) -> (json: [UInt8], captured: [String: String]) {
         var out: [UInt8] = []
         out.reserveCapacity(record.count + 32)
         var captured: [String: String] = [:]
+        let withheldBefore = counts.textWithheld
         record.withUnsafeBufferPointer { b in
             var lastKey = ""
             var i = 0
@@ -67,14 +81,12 @@ struct RecordRedactor: Sendable {
                         let content = UnsafeBufferPointer(rebasing: b[(i + 1)..<end])
                         out.append(0x22)
                         let valueStart = out.count
-                        if enabled, !content.isEmpty,
-                            Self.identityKeys.contains(lastKey) || Self.objectIDKeys.contains(lastKey) || Self.mayHoldSecrets(content)
-                        {
-                            out.append(contentsOf: redactValue(Array(content)[...], key: lastKey))
+                        if enabled, !content.isEmpty, let replaced = redactValue(content, key: lastKey, verbose: verbose) {
+                            out.append(contentsOf: replaced)
                         } else {
                             out.append(contentsOf: content)
                         }
-                        if capture.contains(lastKey) { captured[lastKey] = Self.unescape(Array(out[valueStart...])) }
+                        if capture.contains(lastKey) { captured[lastKey] = JSONText.unescape(String(decoding: out[valueStart...], as: UTF8.self)) }
                         out.append(0x22)
                     }
                     i = end + 1
@@ -91,7 +103,52 @@ struct RecordRedactor: Sendable {
                 }
             }
         }
+        if counts.textWithheld > withheldBefore { counts.verboseMessagesScrubbed += 1 }
         return (out, captured)
+    }
+
+    /// The replacement of one JSON string value (raw, still escaped), or nil to keep it.
+    private mutating func redactValue(_ content: UnsafeBufferPointer<UInt8>, key: String, verbose: Bool) -> [UInt8]? {
+        if Self.identityKeys.contains(key) {
+            counts.upn += 1
+            return Array(pseudonym(JSONText.unescape(String(decoding: content, as: UTF8.self)), kind: "user").utf8)
+        }
+        if Self.objectIDKeys.contains(key), Self.isGUID(content) {
+            counts.objectId += 1
+            return Array(pseudonym(String(decoding: content, as: UTF8.self), kind: "oid").utf8)
+        }
+        if verbose, !Self.verboseVisibleKeys.contains(key) {
+            // A marker holds no character JSON needs escaped.
+            return Array(withhold(JSONText.unescape(String(decoding: content, as: UTF8.self))).utf8)
+        }
+        guard Self.mayHoldSecrets(content) else { return nil }
+        return scrub(Array(content)[...])
+    }
+
+    /// The marker shown for text this caller may not read (counted).
+    mutating func withhold(_ text: String) -> String {
+        counts.textWithheld += 1
+        return WithheldText.marker(for: text, pseudonymizer: pseudonymizer)
+    }
+
+    /// Free text a user typed (an incident's description): withheld like verbose text.
+    mutating func freeText(_ text: String?) -> String? {
+        guard enabled, let text, !text.isEmpty else { return text }
+        return withhold(text)
+    }
+
+    /// One journal line's message: a mirrored verbose record's is withheld (unless the
+    /// mirror already withheld it), any other has e-mails and tokens pseudonymized.
+    mutating func journalMessage(_ text: String, verbose: Bool) -> String {
+        guard enabled else { return text }
+        if verbose {
+            if WithheldText.isMarker(text) {
+                counts.textWithheld += 1
+                return text
+            }
+            return withhold(text)
+        }
+        return scrub(text: text)
     }
 
     /// A cheap pre-check: could this text hold an email, a bearer token or a JWT?
@@ -112,7 +169,8 @@ struct RecordRedactor: Sendable {
         return false
     }
 
-    /// Scrubs free text (journal lines, descriptions): emails, bearer tokens, JWTs.
+    /// Scrubs free text (journal lines of the daemon and of non-verbose records): emails,
+    /// bearer tokens, JWTs.
     mutating func scrub(text: String) -> String {
         guard enabled else { return text }
         let bytes = Array(text.utf8)
@@ -125,21 +183,6 @@ struct RecordRedactor: Sendable {
         guard enabled, let value, !value.isEmpty else { return value }
         counts.upn += 1
         return pseudonym(value, kind: "user")
-    }
-
-    mutating func noteVerboseRecord() { if enabled { counts.verboseMessagesScrubbed += 1 } }
-
-    private mutating func redactValue(_ content: ArraySlice<UInt8>, key: String) -> [UInt8] {
-        guard enabled, !content.isEmpty else { return Array(content) }
-        if Self.identityKeys.contains(key) {
-            counts.upn += 1
-            return Array(pseudonym(String(decoding: content, as: UTF8.self), kind: "user").utf8)
-        }
-        if Self.objectIDKeys.contains(key), Self.isGUID(content) {
-            counts.objectId += 1
-            return Array(pseudonym(String(decoding: content, as: UTF8.self), kind: "oid").utf8)
-        }
-        return scrub(content) ?? Array(content)
     }
 
     /// Emails, `Bearer …` and `eyJ…` JWTs inside text; nil when nothing was found.
@@ -239,7 +282,7 @@ struct RecordRedactor: Sendable {
     }
 
     /// 8-4-4-4-12 hex digits.
-    static func isGUID(_ b: ArraySlice<UInt8>) -> Bool {
+    static func isGUID(_ b: some Collection<UInt8>) -> Bool {
         guard b.count == 36 else { return false }
         for (offset, c) in b.enumerated() {
             if [8, 13, 18, 23].contains(offset) {
@@ -250,27 +293,5 @@ struct RecordRedactor: Sendable {
             }
         }
         return true
-    }
-
-    /// The common JSON escapes, enough for text shown in the timeline.
-    static func unescape(_ raw: [UInt8]) -> String {
-        guard raw.contains(0x5C) else { return String(decoding: raw, as: UTF8.self) }
-        var out: [UInt8] = []
-        var i = 0
-        while i < raw.count {
-            if raw[i] == 0x5C, i + 1 < raw.count {
-                switch raw[i + 1] {
-                case UInt8(ascii: "n"): out.append(0x0A)
-                case UInt8(ascii: "t"): out.append(0x09)
-                case UInt8(ascii: "r"): out.append(0x0D)
-                default: out.append(raw[i + 1])
-                }
-                i += 2
-            } else {
-                out.append(raw[i])
-                i += 1
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

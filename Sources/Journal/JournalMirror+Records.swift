@@ -11,15 +11,21 @@ extension JournalMirror {
     ///   - env: the environment they were stored in.
     ///   - identityHash: the keyed hash of a (lower-cased) identity, called only for records
     ///     that have one; the raw identity never reaches the journal.
+    ///   - withhold: what a verbose record's message becomes when
+    ///     ``JournalMirrorConfiguration/verboseMessages`` is `redact` (the default).
     public func submit(
-        _ records: [DecodedRecord], env: TelemetryEnvironment, identityHash: (String) -> String?
+        _ records: [DecodedRecord], env: TelemetryEnvironment, identityHash: (String) -> String?,
+        withhold: (String) -> String
     ) {
         let configuration = self.configuration
         guard configuration.enabled else { return }
         let entries = records.compactMap { record -> JournalEntry? in
-            guard configuration.shouldMirror(level: record.keys.level ?? .info) else { return nil }
+            let level = record.keys.level ?? .info
+            guard configuration.shouldMirror(level: level) else { return nil }
             let hash = record.keys.identity.isEmpty ? nil : identityHash(record.keys.identity)
-            return JournalEntry.logRecord(record, env: env, identityHash: hash)
+            var message = record.message ?? ""
+            if level == .verbose, configuration.verboseMessages == .redact { message = withhold(message) }
+            return JournalEntry.logRecord(keys: record.keys, message: message, env: env, identityHash: hash)
         }
         submit(entries)
     }

@@ -29,7 +29,7 @@ public struct DaemonComponents: Sendable {
         let control = try ControlDatabase.open(directory: dir)
         registry = try AppRegistry(pool: control)
         registry.setConfigured(configuration.configuredApps)
-        pseudonymizer = try Pseudonymizer.load(from: dir.appendingPathComponent("pseudonym.key"))
+        pseudonymizer = try PseudonymKeyFile.load(from: dir.appendingPathComponent("pseudonym.key"))
         tokens = try TokenStore(pool: control)
         let retention = RetentionService(
             store: store, policy: configuration.retention, logger: logger, now: { clock.nowMilliseconds() })
@@ -103,6 +103,7 @@ public func buildRouter(
     MetricsRoutes(registry: MetricsBootstrap.bootstrap(), store: c.store, metricsOpen: { !metricsRequireToken }).register(on: api)
     StatsRoutes(store: c.store, clock: c.clock).register(on: api)
     ConsoleRoutes(catalog: ConsoleAssetCatalog()).register(on: api)
+    PseudonymRoutes(pseudonymizer: c.pseudonymizer).register(on: api)
     return router
 }
 

@@ -1,3 +1,4 @@
+import Bundles
 import Foundation
 import Hummingbird
 import Journal
@@ -94,6 +95,10 @@ public enum Daemon {
             try await group.run()
             logger.notice("mamtelemetryd stopped", metadata: .messageID(.stopped))
             return 0
+        } catch let error as PseudonymKeyError {
+            // Never a made-up key: that would silently change every pseudonym and journal hash.
+            logger.critical("\(error.description)")
+            return error.exitCode
         } catch {
             logger.critical("mamtelemetryd failed", metadata: ["error": "\(error)"])
             return 1

@@ -58,8 +58,17 @@ extension EnvironmentDatabase {
                     if let after = q.after, q.order == .asc ? id <= after : id >= after { continue }
                     guard q.matches(keys[i]) else { continue }
                     let json = try line(i)
-                    if let needle, !json.containsCaseInsensitive(needle) { continue }
-                    found.append(StoredRecord(id: id, receivedAt: receivedAt, env: env, keys: keys[i], json: Array(json)))
+                    let stored = { StoredRecord(id: id, receivedAt: receivedAt, env: env, keys: keys[i], json: Array(json)) }
+                    let record: StoredRecord
+                    if let presenter = q.presenter {
+                        // Match the text the caller will see, never bytes it will not.
+                        record = presenter.present(stored())
+                        if let needle, !record.json[...].containsCaseInsensitive(needle) { continue }
+                    } else {
+                        if let needle, !json.containsCaseInsensitive(needle) { continue }
+                        record = stored()
+                    }
+                    found.append(record)
                     if found.count >= want { break batches }
                 }
             }

@@ -2,7 +2,7 @@ import TelemetryModel
 
 /// A filtered, paginated read of one kind of record in one environment (SPEC §3). Equality
 /// filters are exact except `identity`, which is compared lower-cased.
-public struct RecordQuery: Sendable, Hashable {
+public struct RecordQuery: Sendable {
     public enum Order: String, Sendable, Hashable { case asc, desc }
 
     public var kind: RecordKind
@@ -21,8 +21,11 @@ public struct RecordQuery: Sendable, Hashable {
     /// Device time window, epoch ms, inclusive.
     public var since: Int64?
     public var until: Int64?
-    /// Case-insensitive substring of the stored JSON record.
+    /// Case-insensitive substring of the record as `presenter` shows it (the stored JSON
+    /// when there is no presenter).
     public var contains: String?
+    /// The form the records are returned in, and `contains` matched against.
+    public var presenter: (any RecordPresenter)?
     public var limit: Int
     /// Resume after this record id (exclusive), in `order`.
     public var after: Int64?
@@ -32,7 +35,8 @@ public struct RecordQuery: Sendable, Hashable {
         kind: RecordKind, env: TelemetryEnvironment = .prod, app: String? = nil, device: String? = nil,
         session: String? = nil, identity: String? = nil, name: String? = nil, statusCode: Int? = nil,
         minLevel: LogLevel? = nil, incident: String? = nil, since: Int64? = nil, until: Int64? = nil,
-        contains: String? = nil, limit: Int = 100, after: Int64? = nil, order: Order = .desc
+        contains: String? = nil, limit: Int = 100, after: Int64? = nil, order: Order = .desc,
+        presenter: (any RecordPresenter)? = nil
     ) {
         self.kind = kind
         self.env = env
@@ -50,6 +54,7 @@ public struct RecordQuery: Sendable, Hashable {
         self.limit = limit
         self.after = after
         self.order = order
+        self.presenter = presenter
     }
 
     /// The Bloom terms a batch must (probably) contain to hold a match.

@@ -152,7 +152,9 @@ enum BundleReportPrinter {
         ]
         if (redaction["enabled"] as? Bool) == true {
             let parts = values.keys.sorted().map { "\($0) \(values[$0] ?? 0)" }
-            out.append("redaction: ON (\(redaction["method"] as? String ?? "pseudonyms")): \(parts.joined(separator: ", ")), verbose messages scrubbed \(redaction["verboseMessagesScrubbed"] ?? 0)")
+            out.append(
+                "redaction: ON (\(redaction["method"] as? String ?? "pseudonyms")): \(parts.joined(separator: ", ")), "
+                    + "text withheld \(redaction["textWithheld"] ?? 0) (verbose records \(redaction["verboseMessagesScrubbed"] ?? 0))")
         } else {
             out.append("redaction: OFF — raw personal data (caller holds the pii scope); share with care")
         }

@@ -137,10 +137,11 @@ final class FollowClient: @unchecked Sendable {
 
     private init(serverSentEvents: Bool) { self.serverSentEvents = serverSentEvents }
 
-    static func open(_ d: DaemonProcess, query: String, serverSentEvents: Bool) async throws -> FollowClient {
+    /// Opens `/v1/logs?<query>` with `token` (the daemon's admin token by default).
+    static func open(_ d: DaemonProcess, query: String, serverSentEvents: Bool, token: String? = nil) async throws -> FollowClient {
         let stream = FollowClient(serverSentEvents: serverSentEvents)
         var request = HTTPClientRequest(url: d.baseURL + "/v1/logs?" + query)
-        request.headers.add(name: "Authorization", value: "Bearer \(d.adminToken ?? "")")
+        request.headers.add(name: "Authorization", value: "Bearer \(token ?? d.adminToken ?? "")")
         request.headers.add(name: "Accept", value: serverSentEvents ? "text/event-stream" : "application/x-ndjson")
         let response: HTTPClientResponse
         do {

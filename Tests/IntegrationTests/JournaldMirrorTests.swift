@@ -17,15 +17,11 @@ struct JournaldMirrorTests {
     @Test func recordsPostedOverHTTPComeBackThroughJournalctl() async throws {
         let harness = try JournaldHarness()
         defer { harness.remove() }
-        let d = try DaemonProcess()
+        // Verbose text mirrored as sent, so every level's message can be compared here; the
+        // default (withheld) is JournalExcerptTests.theMirrorWithholdsVerboseTextByDefault.
+        let (d, daemon) = try await harness.launchDaemon(["--journal-verbose-messages", "raw"])
         defer { try? FileManager.default.removeItem(at: d.dataDirectory) }
-        _ = FileManager.default.createFile(atPath: d.logFile.path, contents: nil)
-        let log = try FileHandle(forWritingTo: d.logFile)
-        let daemon = try harness.launch(
-            DaemonProcess.binary.path, ["--data-dir", d.dataDirectory.path, "--listen", "127.0.0.1:\(d.port)"],
-            standardOutput: log, standardError: log)
         defer { Self.stop(daemon, harness) }
-        try await Self.waitUntilReady(d, daemon)
         let readiness = try await d.json("/readyz")
         #expect((readiness["checks"] as? [String: [String: Any]])?["journal"]?["ok"] as? Bool == true, "\(readiness)")
 

@@ -252,7 +252,8 @@ struct JournalMirrorTests {
                 identityHash: { identity in
                     hashed.withLock { $0.append(identity) }
                     return "h:\(identity.count)"
-                })
+                },
+                withhold: { "withheld(\($0))" })
             #expect(await eventually { sink.entries.count == 2 })
         }
         #expect(sink.entries.map { $0.value(of: "MESSAGE") } == ["warning message", "info message"])
@@ -260,6 +261,27 @@ struct JournalMirrorTests {
         #expect(sink.entries.allSatisfy { $0.value(of: "MAM_ENV") == "ppe" })
         #expect(hashed.withLock { $0 } == ["w@contoso.com"])
         #expect(mirror.status.summary == "journal reachable: sent 2, failed 0, dropped 0, queued 0")
+    }
+
+    @Test("verbose text is withheld by default and mirrored as sent only when configured raw", arguments: [nil, JournalVerboseMessages.redact, .raw])
+    func verboseMessages(mode: JournalVerboseMessages?) async throws {
+        let sink = RecordingSink()
+        var configuration = JournalMirrorConfiguration()
+        if let mode { configuration.verboseMessages = mode }
+        let mirror = JournalMirror(
+            configuration: configuration, sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(),
+            initiallyReachable: true)
+        let records = [LogLevel.verbose, .info, .error].map { level in
+            DecodedRecord(
+                json: [], keys: RecordKeys(time: 0, appId: "a", level: level), flags: AppFlags(), eventId: nil,
+                message: "\(level.name) text for jane@contoso.com")
+        }
+        try await Self.withRunningMirror(mirror) { _ in
+            mirror.submit(records, env: .prod, identityHash: { $0 }, withhold: { "[withheld: \($0.count) chars]" })
+            #expect(await eventually { sink.entries.count == 3 })
+        }
+        let verbose = mode == .raw ? "verbose text for jane@contoso.com" : "[withheld: 33 chars]"
+        #expect(sink.entries.map { $0.value(of: "MESSAGE") } == [verbose, "info text for jane@contoso.com", "error text for jane@contoso.com"])
     }
 
     @Test("the status summary names the error when the journal is away")

@@ -1,6 +1,7 @@
 import Configuration
 import SystemPackage
 import Foundation
+import Journal
 import TelemetryModel
 
 /// Reads the configuration from, highest priority first: command-line flags
@@ -84,6 +85,12 @@ public enum ConfigurationLoader {
                 throw ConfigurationError.invalid(key: "journal.minLevel", value: level, expected: "verbose, info, warning or error")
             }
             c.journalMinLevel = l
+        }
+        if let mode = config.string(forKey: "journal.verboseMessages") {
+            guard let m = JournalVerboseMessages(rawValue: mode) else {
+                throw ConfigurationError.invalid(key: "journal.verboseMessages", value: mode, expected: "redact or raw")
+            }
+            c.journalVerboseMessages = m
         }
         c.killSwitchSeconds = try bounded(config, "killSwitch.seconds", c.killSwitchSeconds, 0...(30 * 86_400))
         c.appsTelemetryDisabled = config.stringArray(forKey: "apps.telemetryDisabled", default: [])

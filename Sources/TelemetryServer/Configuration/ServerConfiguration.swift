@@ -1,5 +1,6 @@
 import Compression
 import Foundation
+import Journal
 import TelemetryModel
 import TelemetryStore
 
@@ -35,6 +36,8 @@ public struct ServerConfiguration: Sendable {
     public var journalMirror = true
     /// Lowest level mirrored (verbose mirrors everything).
     public var journalMinLevel: LogLevel = .verbose
+    /// Verbose records' text in the journal: withheld (`redact`) or as sent (`raw`).
+    public var journalVerboseMessages: JournalVerboseMessages = .redact
 
     /// How long a client told to stop sending for an opted-out app should stay quiet.
     public var killSwitchSeconds: Int = 86_400

@@ -8,12 +8,12 @@ import TelemetryStore
 /// then every new match as it is committed, as server-sent events or NDJSON. Modelled on
 /// systemd-journal-gatewayd's `/entries?follow`. The stream wakes on commit notices rather
 /// than polling, sends a heartbeat while idle (which is also how a vanished client is
-/// noticed), and ends on client disconnect or daemon shutdown.
+/// noticed), and ends on client disconnect or daemon shutdown. Records come from the store
+/// in the form the query's presenter (the caller's visibility) gives them.
 struct FollowStream: Sendable {
     let store: any RecordStore
     let query: RecordQuery
     let serverSentEvents: Bool
-    let visibility: RecordVisibility
     var heartbeat: Duration = .seconds(15)
 
     func response() -> Response {
@@ -86,7 +86,7 @@ struct FollowStream: Sendable {
     private func write(_ records: [StoredRecord], to writer: inout any ResponseBodyWriter) async throws {
         guard !records.isEmpty else { return }
         var out: [UInt8] = []
-        for r in visibility.apply(records) {
+        for r in records {
             if serverSentEvents {
                 out.append(contentsOf: "id: \(r.id)\nevent: \(query.kind.rawValue)\ndata: ".utf8)
                 out.append(contentsOf: RecordRendering.render(r))

@@ -1,18 +1,23 @@
+import Bundles
 import Foundation
 import Hummingbird
 import TelemetryModel
 import TelemetryStore
 
 /// Turns `GET /v1/events` / `GET /v1/logs` query parameters into a `RecordQuery`,
-/// refusing anything malformed with a 400 that names the parameter.
+/// refusing anything malformed with a 400 that names the parameter. The query carries the
+/// caller's `visibility` as its presenter, so the records it returns — and what `contains`
+/// can match — are only ever what the caller may see.
 enum QueryParameters {
-    static func parse(_ request: Request, kind: RecordKind, now: Int64) throws -> (RecordQuery, follow: Bool) {
+    static func parse(
+        _ request: Request, kind: RecordKind, now: Int64, visibility: RecordVisibility
+    ) throws -> (RecordQuery, follow: Bool) {
         let p = request.uri.queryParameters
         func value(_ name: String) -> String? {
             guard let v = p.get(name), !v.isEmpty else { return nil }
             return v
         }
-        var q = RecordQuery(kind: kind)
+        var q = RecordQuery(kind: kind, presenter: visibility)
         if let env = value("env") {
             guard let e = TelemetryEnvironment(rawValue: env.lowercased()) else {
                 throw APIError.badRequest("invalid_parameter", "env must be prod or ppe, not '\(env)'")

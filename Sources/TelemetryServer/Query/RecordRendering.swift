@@ -1,30 +1,5 @@
-import Bundles
 import TelemetryModel
 import TelemetryStore
-
-/// What a caller may see of stored records: raw with the `pii` scope, otherwise with
-/// personal values replaced by the same keyed pseudonyms bundles use (SPEC §8).
-struct RecordVisibility: Sendable {
-    let redactor: PersonalDataRedactor?
-
-    init(principal: Token?, pseudonymizer: Pseudonymizer) {
-        redactor = (principal?.allows(.pii) ?? false) ? nil : PersonalDataRedactor(pseudonymizer: pseudonymizer)
-    }
-
-    func apply(_ records: [StoredRecord]) -> [StoredRecord] {
-        guard var redactor else { return records }
-        return records.map { r in
-            var r = r
-            r.json = redactor.redact(r.json)
-            return r
-        }
-    }
-
-    func identity(_ value: String?) -> String? {
-        guard var redactor else { return value }
-        return redactor.redactIdentity(value)
-    }
-}
 
 /// How a stored record is shown: the client's JSON with the server's fields put in front —
 /// `id`, `receivedAt`, `env`, and for enrollment results the status code's name — without

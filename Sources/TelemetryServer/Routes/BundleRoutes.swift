@@ -20,12 +20,6 @@ struct BundleRoutes: Sendable {
         }
     }
 
-    /// Whether this caller may receive personal data unredacted: its token holds the `pii`
-    /// scope (or `admin`). The single place the PII decision is made for bundles.
-    static func callerMaySeePII(_ principal: Token?) -> Bool {
-        principal?.allows(.pii) ?? false
-    }
-
     /// Who asked, for the manifest: the token's name and id.
     static func caller(_ principal: Token?) -> String {
         guard let principal else { return "anonymous" }
@@ -63,7 +57,8 @@ struct BundleRoutes: Sendable {
         let bundleRequest = BundleRequest(
             incident: incident ?? value("incident"), device: value("device"), identity: value("identity"),
             app: value("app"), session: value("session"), since: try time("since"), until: try time("until"),
-            env: env, format: format, caller: Self.caller(principal), piiAllowed: Self.callerMaySeePII(principal))
+            env: env, format: format, caller: Self.caller(principal),
+            piiAllowed: RecordVisibility(principal: principal, pseudonymizer: pseudonymizer).piiAllowed)
         let builder = BundleBuilder(
             store: store, pseudonymizer: pseudonymizer,
             temporaryDirectory: store.directory.appendingPathComponent("tmp"), daemonVersion: DaemonVersion.current)

@@ -316,6 +316,27 @@ paths:
         '401': {$ref: '#/components/responses/Error'}
         '403': {$ref: '#/components/responses/Error'}
         '404': {$ref: '#/components/responses/Error'}
+  /v1/pseudonyms:
+    get:
+      tags: [query]
+      summary: The user-… pseudonym of an identity (needs the pii scope), as queries and bundles show it and the journal's MAM_IDENTITY_HASH carries it
+      parameters:
+        - {name: identity, in: query, required: true, schema: {type: string, minLength: 1}, description: 'UPN, any casing'}
+      responses:
+        '200':
+          description: The pseudonym
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [identity, pseudonym, journalMatch]
+                properties:
+                  identity: {type: string}
+                  pseudonym: {type: string}
+                  journalMatch: {type: string}
+        '400': {$ref: '#/components/responses/Error'}
+        '401': {$ref: '#/components/responses/Error'}
+        '403': {$ref: '#/components/responses/Error'}
   /v1/tokens:
     get:
       tags: [admin]
@@ -526,7 +547,7 @@ components:
     Incident: {name: incident, in: query, allowEmptyValue: true, schema: {type: string}, description: Incident id like MAM-7K2Q-9XPF}
     Since: {name: since, in: query, allowEmptyValue: true, schema: {type: string}, description: 'RFC 3339, epoch ms, or relative like -15m, -2h, -7d'}
     Until: {name: until, in: query, allowEmptyValue: true, schema: {type: string}}
-    Contains: {name: contains, in: query, allowEmptyValue: true, schema: {type: string}}
+    Contains: {name: contains, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Case-insensitive text, matched against the record as this caller is shown it (pseudonyms, withheld verbose text)'}
     Limit: {name: limit, in: query, allowEmptyValue: true, schema: {type: integer, minimum: 1, maximum: 10000}}
     Cursor: {name: cursor, in: query, allowEmptyValue: true, schema: {type: string}}
     Order: {name: order, in: query, allowEmptyValue: true, schema: {type: string, enum: [asc, desc]}}

@@ -19,16 +19,13 @@ struct QueryRoutes: Sendable {
     }
 
     func records(_ request: Request, _ context: AppRequestContext, kind: RecordKind, member: String) async throws -> Response {
-        let (query, follow) = try QueryParameters.parse(request, kind: kind, now: clock.nowMilliseconds())
-        let accept = request.headers[.accept]?.lowercased() ?? ""
         let visibility = RecordVisibility(principal: context.principal, pseudonymizer: pseudonymizer)
+        let (query, follow) = try QueryParameters.parse(request, kind: kind, now: clock.nowMilliseconds(), visibility: visibility)
+        let accept = request.headers[.accept]?.lowercased() ?? ""
         if follow {
-            return FollowStream(
-                store: store, query: query, serverSentEvents: accept.contains("text/event-stream"), visibility: visibility
-            ).response()
+            return FollowStream(store: store, query: query, serverSentEvents: accept.contains("text/event-stream")).response()
         }
-        var page = try await store.query(query)
-        page.records = visibility.apply(page.records)
+        let page = try await store.query(query)
         if accept.contains("application/x-ndjson") || accept.contains("application/x-json-stream") {
             var headers: HTTPFields = [:]
             headers[.contentType] = "application/x-ndjson"
@@ -52,8 +49,10 @@ struct QueryRoutes: Sendable {
             for r in page.records { levels[(r.keys.level ?? .info).name, default: 0] += 1 }
             q.after = page.nextAfter
         } while page.nextAfter != nil
+        let visibility = RecordVisibility(principal: context.principal, pseudonymizer: pseudonymizer)
         var view = IncidentView(incident: incident, levels: levels)
-        view.identity = RecordVisibility(principal: context.principal, pseudonymizer: pseudonymizer).identity(view.identity)
+        view.identity = visibility.identity(view.identity)
+        view.description = visibility.freeText(view.description)
         return try .json(view)
     }
 }

@@ -3,14 +3,19 @@ import Journal
 import TelemetryModel
 
 /// Mirrors stored diagnostic log records into the systemd journal through the `Journal`
-/// target's queue (never blocking ingest), with the identity replaced by its keyed hash.
+/// target's queue (never blocking ingest). The identity becomes `MAM_IDENTITY_HASH`, the
+/// same `user-…` pseudonym queries and bundles show (`mamtelemetryctl pseudonym <upn>`
+/// prints it for `journalctl MAM_IDENTITY_HASH=…`); verbose text is withheld the way a
+/// query without the `pii` scope shows it, unless `journal.verboseMessages: raw`.
 struct JournalLogMirror: LogRecordMirror {
     let mirror: JournalMirror
     let pseudonymizer: Pseudonymizer
 
     func mirror(_ records: [DecodedRecord], env: TelemetryEnvironment) {
         let pseudonymizer = self.pseudonymizer
-        mirror.submit(records, env: env, identityHash: { pseudonymizer.hash($0) })
+        mirror.submit(
+            records, env: env, identityHash: { pseudonymizer.identityPseudonym($0) },
+            withhold: { WithheldText.marker(for: $0, pseudonymizer: pseudonymizer) })
     }
 }
 
@@ -19,5 +24,6 @@ extension JournalMirrorConfiguration {
         self.init()
         enabled = c.journalMirror
         minimumLevel = c.journalMinLevel
+        verboseMessages = c.journalVerboseMessages
     }
 }

@@ -83,7 +83,7 @@ import Testing
         #expect(slowStatus == 200 && parseJSON(slowAnswer)["accepted"] as? Int == slowIds.count, "\(slowStatus)")
         #expect(try await Self.storedIds(d) == Set(slowIds), "nothing of the refused body is stored")
 
-        // Alone, the same body is admitted: a request holding all the budget may grow.
+        // Alone (so the oldest in flight), the same body is admitted: the oldest may always grow.
         let (again, againAnswer, _) = try await d.post("/v1/telemetry", body: bomb, headers: [("Content-Encoding", "gzip")])
         #expect(again == 200 && parseJSON(againAnswer)["accepted"] as? Int == bombIds.count)
         #expect(try await Self.inFlight(d) == 0, "every reservation is given back")

@@ -13,14 +13,23 @@ import TelemetryStore
 /// The in-flight bytes are the wire body (reserved at the door) plus every decompressed
 /// byte, reserved as the inflater produces it: a small gzip body that inflates to the
 /// decompression limit costs what it really costs, so many of them cannot all be admitted.
+/// The oldest request in flight may always grow (bounded by the decompression limits), so
+/// bodies racing for the budget never all refuse one another: at least one finishes.
 final class IngestAdmission: Sendable {
     struct Limits: Sendable, Hashable {
         var maxInFlightBytes: Int
         var maxQueuedRecords: Int
     }
 
+    /// The bytes in flight and who holds them, in admission order.
+    struct InFlight {
+        var bytes = 0
+        var nextTicket = 0
+        var tickets: Set<Int> = []
+    }
+
     private let limits: Limits
-    private let inFlight = Mutex(0)
+    private let inFlight = Mutex(InFlight())
     private let committer: GroupCommitter
     private let disk: DiskGuard?
     private let depthGauge = Gauge(label: "mamtelemetry_ingest_inflight_bytes")
@@ -44,35 +53,43 @@ final class IngestAdmission: Sendable {
             throw APIError.unavailable(
                 "the commit queue holds more than maxQueuedRecords=\(limits.maxQueuedRecords) records; retry later", retryAfter: 1)
         }
-        let reservation = InFlightReservation(admission: self)
-        defer { reservation.releaseAll() }
-        guard take(bytes, alreadyHeld: 0) else {
+        let admitted = inFlight.withLock { f -> (ticket: Int, total: Int)? in
+            // An idle daemon takes any body, so one near the limit is never refused forever.
+            guard f.bytes == 0 || f.bytes + bytes <= limits.maxInFlightBytes else { return nil }
+            f.bytes += bytes
+            f.nextTicket += 1
+            f.tickets.insert(f.nextTicket)
+            return (f.nextTicket, f.bytes)
+        }
+        guard let admitted else {
             Self.refused("inflight_bytes")
             throw APIError.unavailable(
                 "ingest is at its in-flight limit maxInFlightBytes=\(limits.maxInFlightBytes); retry later", retryAfter: 1)
         }
-        reservation.held.withLock { $0 = bytes }
+        depthGauge.record(admitted.total)
+        let reservation = InFlightReservation(admission: self, ticket: admitted.ticket, bytes: bytes)
+        defer { reservation.release() }
         return try await body(reservation)
     }
 
-    /// Adds `bytes` to the total unless that passes the limit. A request that holds
-    /// everything in flight may always grow (bounded by the decompression limits), so a body
-    /// near the limit is never refused forever.
-    fileprivate func take(_ bytes: Int, alreadyHeld: Int) -> Bool {
-        let now = inFlight.withLock { current -> Int? in
-            guard current == alreadyHeld || current + bytes <= limits.maxInFlightBytes else { return nil }
-            current += bytes
-            return current
+    /// Adds `bytes` to a reservation unless that passes the limit; the oldest request in
+    /// flight may always grow.
+    fileprivate func grow(_ ticket: Int, by bytes: Int) -> Bool {
+        let total = inFlight.withLock { f -> Int? in
+            guard f.bytes + bytes <= limits.maxInFlightBytes || f.tickets.min() == ticket else { return nil }
+            f.bytes += bytes
+            return f.bytes
         }
-        guard let now else { return false }
-        depthGauge.record(now)
+        guard let total else { return false }
+        depthGauge.record(total)
         return true
     }
 
-    fileprivate func giveBack(_ bytes: Int) {
-        let left = inFlight.withLock { current -> Int in
-            current -= bytes
-            return current
+    fileprivate func release(_ ticket: Int, bytes: Int) {
+        let left = inFlight.withLock { f -> Int in
+            f.bytes -= bytes
+            f.tickets.remove(ticket)
+            return f.bytes
         }
         depthGauge.record(left)
     }
@@ -94,21 +111,26 @@ final class IngestAdmission: Sendable {
 /// it by each chunk of decompressed output before keeping that chunk.
 final class InFlightReservation: Sendable {
     private let admission: IngestAdmission
-    fileprivate let held = Mutex(0)
+    private let ticket: Int
+    private let held: Mutex<Int>
 
-    fileprivate init(admission: IngestAdmission) { self.admission = admission }
+    fileprivate init(admission: IngestAdmission, ticket: Int, bytes: Int) {
+        self.admission = admission
+        self.ticket = ticket
+        held = Mutex(bytes)
+    }
 
     /// Reserves `bytes` more, or throws a 503 naming `maxInFlightBytes`.
     func grow(by bytes: Int) throws {
         try held.withLock { mine in
-            guard admission.take(bytes, alreadyHeld: mine) else { throw admission.inflateRefusal }
+            guard admission.grow(ticket, by: bytes) else { throw admission.inflateRefusal }
             mine += bytes
         }
     }
 
-    fileprivate func releaseAll() {
+    fileprivate func release() {
         held.withLock { mine in
-            admission.giveBack(mine)
+            admission.release(ticket, bytes: mine)
             mine = 0
         }
     }

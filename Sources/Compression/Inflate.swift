@@ -50,9 +50,8 @@ public enum Inflate {
         defer { inflateEnd(&stream) }
         stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
         stream.avail_in = uInt(input.count)
-        // Modest up-front capacity: memory grows with what is actually produced (and reserved).
         var output: [UInt8] = []
-        output.reserveCapacity(min(max(input.count * 4, 4096), limits.maxOutputBytes, 1 << 20))
+        output.reserveCapacity(min(max(input.count * 4, 4096), limits.maxOutputBytes))
         var chunk = [UInt8](repeating: 0, count: chunkSize)
         // Input consumed by the gzip members already finished (`total_in` restarts per member).
         var consumedByEarlierMembers = 0

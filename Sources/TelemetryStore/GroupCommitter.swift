@@ -153,7 +153,7 @@ public final class GroupCommitter: Service, Sendable {
         guard !live.isEmpty else { return }
         if state.withLock({ $0.stageUnresolved }) {
             do {
-                try await announce(env: env, try await crossEnvironment.recover())
+                announce(env: env, try await crossEnvironment.recover())
                 state.withLock { $0.stageUnresolved = false }
             } catch {
                 logger.error("an interrupted cross-environment commit could not be resolved; refusing writes to \(env)", metadata: ["error": "\(error)"])
@@ -219,7 +219,7 @@ public final class GroupCommitter: Service, Sendable {
         do {
             if cycle.decided {
                 try faults.reached(.afterDecision)
-                try await announce(env: env, try await crossEnvironment.publish(stage))
+                announce(env: env, try await crossEnvironment.publish(stage))
             } else {
                 try await crossEnvironment.discard(stage)
             }
@@ -252,7 +252,8 @@ public final class GroupCommitter: Service, Sendable {
         return result
     }
 
-    private func announce(env: TelemetryEnvironment, _ published: CrossEnvironmentCommit.Published) async throws {
+    /// Counts and tells followers about records a settled stage made visible.
+    private func announce(env: TelemetryEnvironment, _ published: CrossEnvironmentCommit.Published) {
         committed.add(published.records, ordering: .relaxed)
         if !published.kinds.isEmpty {
             broadcaster.publish(CommitNotice(env: env, kinds: published.kinds, lastId: published.lastId))

@@ -5,6 +5,9 @@ public enum CompressionError: Error, Sendable, Equatable, CustomStringConvertibl
     case truncated(format: String)
     /// The bytes are not valid data of the declared format.
     case corrupt(format: String, detail: String)
+    /// Bytes follow the end of the stream that are not part of it (for gzip: not another
+    /// member). Refused rather than ignored: they may be data the client believes was sent.
+    case trailingData(format: String, bytes: Int)
     /// Inflating would exceed the decompressed-size limit (a zlib bomb, or just too big).
     case outputLimit(limit: Int)
     /// The decompressed/compressed ratio is beyond what real telemetry produces.
@@ -17,6 +20,8 @@ public enum CompressionError: Error, Sendable, Equatable, CustomStringConvertibl
         switch self {
         case .truncated(let f): "\(f) stream is truncated: it ends before the end-of-stream marker"
         case .corrupt(let f, let d): "body is not valid \(f) data (\(d))"
+        case .trailingData(let f, let n):
+            "\(f) stream is followed by \(n) bytes of trailing data that are not part of it; send one stream (gzip may hold several complete members)"
         case .outputLimit(let l): "decompressed body exceeds the limit maxDecompressedBytes=\(l)"
         case .ratioLimit(let l): "decompression ratio exceeds the limit maxCompressionRatio=\(l) (likely a zlib bomb)"
         case .unsupportedEncoding(let e): "Content-Encoding '\(e)' is not supported; use identity, gzip or deflate"

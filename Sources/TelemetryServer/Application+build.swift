@@ -21,11 +21,16 @@ public struct DaemonComponents: Sendable {
     public let retention: RetentionService
     public let tokens: TokenStore
 
-    public init(configuration: ServerConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger) throws {
+    /// `commitFaults` is a test seam of the store (see `CommitFaultInjector`).
+    public init(
+        configuration: ServerConfiguration, clock: any WallClock = SystemWallClock(),
+        commitFaults: any CommitFaultInjector = NoCommitFaults(), logger: Logger
+    ) throws {
         self.configuration = configuration
         self.clock = clock
         let dir = configuration.dataDirectory
-        store = try SQLiteRecordStore(directory: dir, configuration: configuration.store, logger: logger)
+        store = try SQLiteRecordStore(
+            directory: dir, configuration: configuration.store, faults: commitFaults, clock: { clock.nowMilliseconds() }, logger: logger)
         let control = try ControlDatabase.open(directory: dir)
         registry = try AppRegistry(pool: control)
         registry.setConfigured(configuration.configuredApps)

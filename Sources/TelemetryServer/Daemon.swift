@@ -37,7 +37,9 @@ public enum Daemon {
             // Before anything creates a metric: swift-metrics binds each metric to the backend
             // that is bootstrapped when the metric is made.
             _ = MetricsBootstrap.bootstrap()
-            let components = try DaemonComponents(configuration: configuration, logger: logger)
+            let crashHook = CrashAtCommitPoint(environment: ProcessInfo.processInfo.environment)
+            if let crashHook { logger.warning("test hook armed: the daemon will SIGKILL itself", metadata: ["\(CrashAtCommitPoint.variable)": "\(crashHook.point.rawValue)"]) }
+            let components = try DaemonComponents(configuration: configuration, commitFaults: crashHook ?? NoCommitFaults(), logger: logger)
             if let path = try await components.createFirstAdminTokenIfNeeded() {
                 logger.notice("no tokens were configured: created an admin token", metadata: ["path": "\(path.path)"])
             }

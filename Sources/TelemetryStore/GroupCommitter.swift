@@ -9,12 +9,15 @@ import TelemetryModel
 /// committer takes everything queued, writes it in one transaction per environment (one
 /// fsync for many requests), then wakes every waiter. While a commit runs, new requests
 /// pile up and form the next group, so batching grows with load and durability costs one
-/// fsync per group rather than one per request.
+/// fsync per group rather than one per request. A request with records for both
+/// environments is committed all or nothing through `CrossEnvironmentCommit`.
 public final class GroupCommitter: Service, Sendable {
     struct Pending: Sendable {
-        var group: EnvironmentDatabase.Group
-        var env: TelemetryEnvironment
-        var continuation: CheckedContinuation<AppendOutcome, Error>
+        var request: AppendRequest
+        var environments: [TelemetryEnvironment]
+        var continuation: CheckedContinuation<[TelemetryEnvironment: AppendOutcome], Error>
+
+        var isCrossEnvironment: Bool { environments.count > 1 }
     }
 
     struct State {
@@ -23,6 +26,9 @@ public final class GroupCommitter: Service, Sendable {
         var closed = false
         /// When the commit in progress started (nil when idle): the watchdog's liveness signal.
         var commitStartedAt: ContinuousClock.Instant?
+        /// A cross-environment stage was neither published nor discarded (its step failed):
+        /// resolve it before the staging environment commits anything else.
+        var stageUnresolved = false
     }
 
     private let state = Mutex(State())
@@ -30,6 +36,9 @@ public final class GroupCommitter: Service, Sendable {
     private let doorbell: AsyncStream<Void>
     private let ring: AsyncStream<Void>.Continuation
     private let databases: [TelemetryEnvironment: EnvironmentDatabase]
+    private let crossEnvironment: CrossEnvironmentCommit
+    private let faults: any CommitFaultInjector
+    private let clock: @Sendable () -> Int64
     private let broadcaster: CommitBroadcaster
     private let configuration: StoreConfiguration
     private let logger: Logger
@@ -43,22 +52,33 @@ public final class GroupCommitter: Service, Sendable {
 
     init(
         databases: [TelemetryEnvironment: EnvironmentDatabase], broadcaster: CommitBroadcaster,
-        configuration: StoreConfiguration, logger: Logger
+        configuration: StoreConfiguration, faults: any CommitFaultInjector, clock: @escaping @Sendable () -> Int64,
+        logger: Logger
     ) {
         self.databases = databases
+        crossEnvironment = CrossEnvironmentCommit(
+            stagingDatabase: databases[CrossEnvironmentCommit.staging]!, decidingDatabase: databases[CrossEnvironmentCommit.deciding]!)
+        self.faults = faults
+        self.clock = clock
         self.broadcaster = broadcaster
         self.configuration = configuration
         self.logger = logger
         (doorbell, ring) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Queues a group and returns once it is durable (or failed).
-    func submit(_ group: EnvironmentDatabase.Group, env: TelemetryEnvironment) async throws -> AppendOutcome {
-        try await withCheckedThrowingContinuation { continuation in
+    /// Queues a request and returns once all of it is durable, or throws with none of it stored.
+    func submit(_ request: AppendRequest) async throws -> [TelemetryEnvironment: AppendOutcome] {
+        let environments = request.environments
+        guard !environments.isEmpty else { return [:] }
+        if let incident = request.incident, environments != [incident.env] {
+            throw StoreError.invalidRequest("a diagnostic upload's records must all be in its incident's environment")
+        }
+        let count = request.records.values.reduce(0) { $0 + $1.count }
+        return try await withCheckedThrowingContinuation { continuation in
             let queued = state.withLock { s -> Int? in
                 guard !s.closed else { return nil }
-                s.pending.append(Pending(group: group, env: env, continuation: continuation))
-                s.pendingRecords += group.records.count
+                s.pending.append(Pending(request: request, environments: environments, continuation: continuation))
+                s.pendingRecords += count
                 return s.pendingRecords
             }
             if let queued {
@@ -119,28 +139,124 @@ public final class GroupCommitter: Service, Sendable {
         guard !taken.isEmpty else { return }
         queueDepth.record(0)
         defer { state.withLock { $0.commitStartedAt = nil } }
-        for env in TelemetryEnvironment.allCases {
-            let mine = taken.filter { $0.env == env }
-            guard !mine.isEmpty, let db = databases[env] else { continue }
-            let start = ContinuousClock.now
+        var cycle = CommitCycle(taken)
+        await commitStaging(&cycle)
+        await commitDeciding(&cycle)
+        await settleStage(&cycle)
+    }
+
+    /// Steps 1-2: the staging environment's single-environment requests become visible and
+    /// the cross-environment requests' parts are staged, in one transaction.
+    private func commitStaging(_ cycle: inout CommitCycle) async {
+        let env = CrossEnvironmentCommit.staging
+        let live = cycle.live(in: env)
+        guard !live.isEmpty else { return }
+        if state.withLock({ $0.stageUnresolved }) {
             do {
-                let result = try await db.commit(mine.map(\.group))
-                commitLatency.recordInterval(since: start)
-                batchesCommitted.increment(by: result.batches)
-                rawBytes.increment(by: result.rawBytes)
-                storedBytes.increment(by: result.storedBytes)
-                if result.storedBytes > 0 {
-                    compressionRatio.record(Double(result.rawBytes) / Double(result.storedBytes))
-                }
-                committed.add(result.outcomes.reduce(0) { $0 + $1.stored }, ordering: .relaxed)
-                for (pending, outcome) in zip(mine, result.outcomes) { pending.continuation.resume(returning: outcome) }
-                if !result.kinds.isEmpty {
-                    broadcaster.publish(CommitNotice(env: env, kinds: result.kinds, lastId: result.lastId))
-                }
+                announce(env: env, try await crossEnvironment.recover())
+                state.withLock { $0.stageUnresolved = false }
             } catch {
-                logger.error("commit failed; the waiting requests are answered with an error", metadata: ["env": "\(env)", "error": "\(error)"])
-                for pending in mine { pending.continuation.resume(throwing: error) }
+                logger.error("an interrupted cross-environment commit could not be resolved; refusing writes to \(env)", metadata: ["error": "\(error)"])
+                for i in live { cycle.failures[i] = error }
+                cycle.answerFinished()
+                return
             }
+        }
+        var plan = EnvironmentDatabase.CommitPlan()
+        let visible = live.filter { !cycle.requests[$0].isCrossEnvironment }
+        let staged = live.filter { cycle.requests[$0].isCrossEnvironment }
+        plan.visible = visible.map { cycle.requests[$0].request.group(for: env) }
+        plan.staged = staged.map { cycle.requests[$0].request.group(for: env) }
+        plan.stage = cycle.stage
+        do {
+            let result = try await commit(plan, env: env)
+            for (i, outcome) in zip(visible, result.visible) { cycle.outcomes[i][env] = outcome }
+            for (i, outcome) in zip(staged, result.staged) { cycle.outcomes[i][env] = outcome }
+            cycle.staged = staged
+            if !staged.isEmpty { try faults.reached(.afterStaging) }
+        } catch {
+            logger.error("commit failed; the waiting requests are answered with an error", metadata: ["env": "\(env)", "error": "\(error)"])
+            for i in live where cycle.outcomes[i][env] == nil || cycle.requests[i].isCrossEnvironment { cycle.failures[i] = error }
+        }
+        cycle.answerFinished()
+    }
+
+    /// Step 3: the deciding environment's records, with the decision row that commits this
+    /// cycle's staged requests.
+    private func commitDeciding(_ cycle: inout CommitCycle) async {
+        let env = CrossEnvironmentCommit.deciding
+        let live = cycle.live(in: env)
+        guard !live.isEmpty else { return }
+        var plan = EnvironmentDatabase.CommitPlan()
+        plan.visible = live.map { cycle.requests[$0].request.group(for: env) }
+        let decides = live.contains { cycle.requests[$0].isCrossEnvironment }
+        if decides {
+            plan.decides = cycle.stage
+            // Earlier decisions matter only while their stage may still be unresolved.
+            plan.forgetEarlierDecisions = !state.withLock { $0.stageUnresolved }
+        }
+        let faults = self.faults
+        do {
+            let result = try await commit(plan, env: env) {
+                if decides { try faults.reached(.beforeDecisionCommit) }
+            }
+            for (i, outcome) in zip(live, result.visible) { cycle.outcomes[i][env] = outcome }
+            cycle.decided = decides
+        } catch {
+            logger.error("commit failed; the waiting requests are answered with an error", metadata: ["env": "\(env)", "error": "\(error)"])
+            for i in live { cycle.failures[i] = error }
+        }
+        cycle.answerFinished()
+    }
+
+    /// Step 4: publish the staged parts when the decision committed, discard them when not.
+    /// A failure here leaves the stage for `recover` (next cycle or next open); it does not
+    /// change the answer, which the decision (or its absence) already fixed.
+    private func settleStage(_ cycle: inout CommitCycle) async {
+        defer { cycle.answerAll() }
+        guard let stage = cycle.stage, !cycle.staged.isEmpty else { return }
+        let env = CrossEnvironmentCommit.staging
+        do {
+            if cycle.decided {
+                try faults.reached(.afterDecision)
+                announce(env: env, try await crossEnvironment.publish(stage))
+            } else {
+                try await crossEnvironment.discard(stage)
+            }
+        } catch {
+            state.withLock { $0.stageUnresolved = true }
+            logger.error(
+                "a cross-environment stage could not be settled now; it is settled before the next commit",
+                metadata: ["stage": "\(stage)", "decided": "\(cycle.decided)", "error": "\(error)"])
+        }
+    }
+
+    /// One environment's transaction, with its metrics and the followers' notice.
+    private func commit(
+        _ plan: EnvironmentDatabase.CommitPlan, env: TelemetryEnvironment, beforeCommit: @escaping @Sendable () throws -> Void = {}
+    ) async throws -> EnvironmentDatabase.CommitResult {
+        guard let db = databases[env] else { throw StoreError.closed }
+        let start = ContinuousClock.now
+        let result = try await db.commit(plan, nowMs: clock(), beforeCommit: beforeCommit)
+        commitLatency.recordInterval(since: start)
+        batchesCommitted.increment(by: result.batches)
+        rawBytes.increment(by: result.rawBytes)
+        storedBytes.increment(by: result.storedBytes)
+        if result.storedBytes > 0 {
+            compressionRatio.record(Double(result.rawBytes) / Double(result.storedBytes))
+        }
+        committed.add(result.visible.reduce(0) { $0 + $1.stored }, ordering: .relaxed)
+        if !result.kinds.isEmpty {
+            broadcaster.publish(CommitNotice(env: env, kinds: result.kinds, lastId: result.lastId))
+        }
+        return result
+    }
+
+    /// Counts and tells followers about records a settled stage made visible.
+    private func announce(env: TelemetryEnvironment, _ published: CrossEnvironmentCommit.Published) {
+        committed.add(published.records, ordering: .relaxed)
+        if !published.kinds.isEmpty {
+            broadcaster.publish(CommitNotice(env: env, kinds: published.kinds, lastId: published.lastId))
         }
     }
 }

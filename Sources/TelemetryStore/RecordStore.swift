@@ -4,13 +4,11 @@ import TelemetryModel
 /// scale-out engine later (SPEC §4). Every method that writes returns only once the data is
 /// durable, which is what lets the HTTP layer promise "2xx means durable".
 public protocol RecordStore: Sendable {
-    /// Stores `records` of one kind in one environment, dropping retries of an already
-    /// stored (`appId`, `eventId`). When an incident is given it is created in the same
-    /// transaction, so an incident never exists without its records or the reverse.
-    func append(
-        _ records: [DecodedRecord], kind: RecordKind, env: TelemetryEnvironment, receivedAt: Int64,
-        incident: Incident?
-    ) async throws -> AppendOutcome
+    /// Stores a request's records, dropping retries of a record already stored (same kind,
+    /// `appId` and `eventId`; within a diagnostic upload, among the upload's own records).
+    /// All or nothing across environments: when it throws, nothing of the request is stored.
+    /// Returns what was done per environment written.
+    func append(_ request: AppendRequest) async throws -> [TelemetryEnvironment: AppendOutcome]
 
     func query(_ query: RecordQuery) async throws -> RecordPage
 
@@ -31,4 +29,17 @@ public protocol RecordStore: Sendable {
 
     /// Bytes on disk per environment.
     func sizes() -> [TelemetryEnvironment: Int64]
+}
+
+extension RecordStore {
+    /// Stores `records` of one kind in one environment (see `append(_:)`). When an incident
+    /// is given it is created in the same transaction, so an incident never exists without
+    /// its records or the reverse.
+    public func append(
+        _ records: [DecodedRecord], kind: RecordKind, env: TelemetryEnvironment, receivedAt: Int64,
+        incident: Incident?
+    ) async throws -> AppendOutcome {
+        let outcomes = try await append(AppendRequest(kind: kind, receivedAt: receivedAt, records: [env: records], incident: incident))
+        return outcomes[env] ?? AppendOutcome(stored: 0, duplicates: 0, ids: [])
+    }
 }

@@ -11,7 +11,13 @@ public final class SQLiteRecordStore: RecordStore {
     public let committer: GroupCommitter
     public let directory: URL
 
-    public init(directory: URL, configuration: StoreConfiguration = .init(), logger: Logger = Logger(label: "store")) throws {
+    /// `faults` is a test seam for cross-environment commits (see `CommitFaultInjector`).
+    /// Opening resolves a cross-environment commit a crash interrupted, before any write.
+    public init(
+        directory: URL, configuration: StoreConfiguration = .init(), faults: any CommitFaultInjector = NoCommitFaults(),
+        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        logger: Logger = Logger(label: "store")
+    ) throws {
         self.directory = directory
         var dbs: [TelemetryEnvironment: EnvironmentDatabase] = [:]
         for env in TelemetryEnvironment.allCases {
@@ -19,16 +25,20 @@ public final class SQLiteRecordStore: RecordStore {
                 env: env, directory: directory.appendingPathComponent(env.rawValue), configuration: configuration)
         }
         databases = dbs
-        committer = GroupCommitter(databases: dbs, broadcaster: broadcaster, configuration: configuration, logger: logger)
+        let recovered = try CrossEnvironmentCommit(
+            stagingDatabase: dbs[CrossEnvironmentCommit.staging]!, decidingDatabase: dbs[CrossEnvironmentCommit.deciding]!
+        ).recover()
+        if recovered.records > 0 {
+            logger.notice(
+                "published the records of a cross-environment commit a restart interrupted after its commit point",
+                metadata: ["records": "\(recovered.records)"])
+        }
+        committer = GroupCommitter(
+            databases: dbs, broadcaster: broadcaster, configuration: configuration, faults: faults, clock: clock, logger: logger)
     }
 
-    public func append(
-        _ records: [DecodedRecord], kind: RecordKind, env: TelemetryEnvironment, receivedAt: Int64,
-        incident: Incident?
-    ) async throws -> AppendOutcome {
-        guard !records.isEmpty || incident != nil else { return AppendOutcome(stored: 0, duplicates: 0, ids: []) }
-        return try await committer.submit(
-            EnvironmentDatabase.Group(records: records, kind: kind, receivedAt: receivedAt, incident: incident), env: env)
+    public func append(_ request: AppendRequest) async throws -> [TelemetryEnvironment: AppendOutcome] {
+        try await committer.submit(request)
     }
 
     public func query(_ query: RecordQuery) async throws -> RecordPage {

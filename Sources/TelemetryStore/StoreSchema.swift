@@ -52,6 +52,59 @@ enum StoreSchema {
                     INSERT INTO meta(key, value) VALUES ('nextSeq', 1);
                     """)
         }
+        m.registerMigration("v2-dedupe-per-kind") { db in
+            // Retries are recognised per kind, and a diagnostic upload's records only among
+            // themselves: an event and a log record may share an eventId, and a record the
+            // device already sent to /v1/logs is stored again, tagged, when the user shares
+            // it in an upload. `incident` is '' outside uploads. Existing rows take the kind
+            // of the batch holding their seq (events when that batch is gone) and ''.
+            try db.execute(
+                sql: """
+                    CREATE TABLE event_id_v2 (
+                      kind INTEGER NOT NULL,
+                      appId TEXT NOT NULL,
+                      eventId TEXT NOT NULL,
+                      incident TEXT NOT NULL,
+                      seq INTEGER NOT NULL,
+                      PRIMARY KEY (kind, appId, eventId, incident)
+                    ) WITHOUT ROWID;
+                    INSERT INTO event_id_v2(kind, appId, eventId, incident, seq)
+                      SELECT CASE WHEN EXISTS (
+                               SELECT 1 FROM (SELECT firstSeq, count FROM batch
+                                              WHERE kind = 1 AND firstSeq <= e.seq ORDER BY firstSeq DESC LIMIT 1)
+                               WHERE firstSeq + count > e.seq) THEN 1 ELSE 0 END,
+                             e.appId, e.eventId, '', e.seq
+                      FROM event_id e;
+                    DROP TABLE event_id;
+                    ALTER TABLE event_id_v2 RENAME TO event_id;
+                    CREATE INDEX event_id_seq ON event_id(seq);
+                    """)
+        }
+        m.registerMigration("v2-cross-environment-stage") { db in
+            // A request with records for both environments is committed all or nothing:
+            // the first environment holds its part in `staged_batch` (invisible to queries)
+            // until the last environment has committed a `stage_decision` row for the same
+            // stage; see CrossEnvironmentCommit.swift.
+            try db.execute(
+                sql: """
+                    CREATE TABLE staged_batch (
+                      stage TEXT NOT NULL,
+                      kind INTEGER NOT NULL,
+                      firstSeq INTEGER NOT NULL,
+                      count INTEGER NOT NULL,
+                      minTime INTEGER NOT NULL,
+                      maxTime INTEGER NOT NULL,
+                      receivedAt INTEGER NOT NULL,
+                      rawBytes INTEGER NOT NULL,
+                      storedBytes INTEGER NOT NULL,
+                      levelMask INTEGER NOT NULL,
+                      bloom BLOB NOT NULL,
+                      keys BLOB NOT NULL,
+                      payload BLOB NOT NULL
+                    );
+                    CREATE TABLE stage_decision (stage TEXT PRIMARY KEY, decidedAt INTEGER NOT NULL);
+                    """)
+        }
         return m
     }
 }

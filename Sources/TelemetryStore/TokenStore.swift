@@ -29,7 +29,11 @@ public struct Token: Sendable, Hashable, Codable {
 
     public func allows(_ scope: Scope) -> Bool { !revoked && (scopes.contains(scope) || scopes.contains(.admin)) }
 
-    public func mayPost(forApp appId: String) -> Bool { apps.isEmpty || apps.contains(appId) || scopes.contains(.admin) }
+    /// App ids compare byte for byte: no case folding or Unicode equivalence, so a bound
+    /// token can only ever store records under exactly the ids it was given.
+    public func mayPost(forApp appId: String) -> Bool {
+        apps.isEmpty || scopes.contains(.admin) || apps.contains { $0.utf8.elementsEqual(appId.utf8) }
+    }
 }
 
 /// Issues, checks and revokes bearer tokens, persisted in `control.sqlite`. A token reads

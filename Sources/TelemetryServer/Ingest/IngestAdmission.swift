@@ -4,19 +4,32 @@ import Metrics
 import Synchronization
 import TelemetryStore
 
-/// Backpressure at the door (SPEC §3, §8): a bound on the bytes of ingest requests being
-/// decoded and committed at once, and on the records waiting for the committer. Past
-/// either bound the request is answered 503 with `Retry-After` before its body is read, so
-/// memory stays bounded and nothing is silently dropped; past the disk high-water mark it
-/// is 507. The client keeps the data and retries (1DS convention).
+/// Backpressure at the door (SPEC §3, §8): a bound on the bytes ingest requests hold in
+/// memory at once, and on the records waiting for the committer. Past either bound the
+/// request is answered 503 with `Retry-After`, so memory stays bounded and nothing is
+/// silently dropped; past the disk high-water mark it is 507. The client keeps the data and
+/// retries (1DS convention).
+///
+/// The in-flight bytes are the wire body (reserved at the door) plus every decompressed
+/// byte, reserved as the inflater produces it: a small gzip body that inflates to the
+/// decompression limit costs what it really costs, so many of them cannot all be admitted.
+/// The oldest request in flight may always grow (bounded by the decompression limits), so
+/// bodies racing for the budget never all refuse one another: at least one finishes.
 final class IngestAdmission: Sendable {
     struct Limits: Sendable, Hashable {
         var maxInFlightBytes: Int
         var maxQueuedRecords: Int
     }
 
+    /// The bytes in flight and who holds them, in admission order.
+    struct InFlight {
+        var bytes = 0
+        var nextTicket = 0
+        var tickets: Set<Int> = []
+    }
+
     private let limits: Limits
-    private let inFlight = Mutex(0)
+    private let inFlight = Mutex(InFlight())
     private let committer: GroupCommitter
     private let disk: DiskGuard?
     private let depthGauge = Gauge(label: "mamtelemetry_ingest_inflight_bytes")
@@ -27,37 +40,98 @@ final class IngestAdmission: Sendable {
         self.disk = disk
     }
 
-    /// Reserves `bytes` (the declared body size, or the body limit when undeclared) for the
-    /// duration of `body`, or refuses.
-    func admit<T>(bytes: Int, _ body: () async throws -> T) async throws -> T {
+    /// Admits a request holding `bytes` (the declared body size, or the body limit when
+    /// undeclared) and runs `body` with its reservation, which grows as the body inflates;
+    /// everything is given back when `body` ends. Refuses before `body` runs otherwise.
+    func admit<T>(bytes: Int, _ body: (InFlightReservation) async throws -> T) async throws -> T {
         if let message = disk?.refusal() {
-            Counter(label: "mamtelemetry_ingest_refused_total", dimensions: [("reason", "disk_high_water")]).increment()
+            Self.refused("disk_high_water")
             throw APIError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), code: "storage_full", message: message, headers: [.retryAfter: "60"])
         }
         if committer.queuedRecords > limits.maxQueuedRecords {
-            Counter(label: "mamtelemetry_ingest_refused_total", dimensions: [("reason", "queue_full")]).increment()
+            Self.refused("queue_full")
             throw APIError.unavailable(
                 "the commit queue holds more than maxQueuedRecords=\(limits.maxQueuedRecords) records; retry later", retryAfter: 1)
         }
-        let admitted = inFlight.withLock { current -> Int? in
-            // One request alone may always proceed, so a body near the limit is never refused forever.
-            guard current == 0 || current + bytes <= limits.maxInFlightBytes else { return nil }
-            current += bytes
-            return current
+        let admitted = inFlight.withLock { f -> (ticket: Int, total: Int)? in
+            // An idle daemon takes any body, so one near the limit is never refused forever.
+            guard f.bytes == 0 || f.bytes + bytes <= limits.maxInFlightBytes else { return nil }
+            f.bytes += bytes
+            f.nextTicket += 1
+            f.tickets.insert(f.nextTicket)
+            return (f.nextTicket, f.bytes)
         }
-        guard let now = admitted else {
-            Counter(label: "mamtelemetry_ingest_refused_total", dimensions: [("reason", "inflight_bytes")]).increment()
+        guard let admitted else {
+            Self.refused("inflight_bytes")
             throw APIError.unavailable(
                 "ingest is at its in-flight limit maxInFlightBytes=\(limits.maxInFlightBytes); retry later", retryAfter: 1)
         }
-        depthGauge.record(now)
-        defer {
-            let left = inFlight.withLock { current -> Int in
-                current -= bytes
-                return current
-            }
-            depthGauge.record(left)
+        depthGauge.record(admitted.total)
+        let reservation = InFlightReservation(admission: self, ticket: admitted.ticket, bytes: bytes)
+        defer { reservation.release() }
+        return try await body(reservation)
+    }
+
+    /// Adds `bytes` to a reservation unless that passes the limit; the oldest request in
+    /// flight may always grow.
+    fileprivate func grow(_ ticket: Int, by bytes: Int) -> Bool {
+        let total = inFlight.withLock { f -> Int? in
+            guard f.bytes + bytes <= limits.maxInFlightBytes || f.tickets.min() == ticket else { return nil }
+            f.bytes += bytes
+            return f.bytes
         }
-        return try await body()
+        guard let total else { return false }
+        depthGauge.record(total)
+        return true
+    }
+
+    fileprivate func release(_ ticket: Int, bytes: Int) {
+        let left = inFlight.withLock { f -> Int in
+            f.bytes -= bytes
+            f.tickets.remove(ticket)
+            return f.bytes
+        }
+        depthGauge.record(left)
+    }
+
+    /// The refusal when a body's decompressed bytes would pass the budget mid-inflate.
+    fileprivate var inflateRefusal: APIError {
+        Self.refused("inflight_bytes")
+        return APIError.unavailable(
+            "the decompressed body would take ingest past its in-flight limit maxInFlightBytes=\(limits.maxInFlightBytes); nothing was stored, retry later",
+            retryAfter: 1)
+    }
+
+    private static func refused(_ reason: String) {
+        Counter(label: "mamtelemetry_ingest_refused_total", dimensions: [("reason", reason)]).increment()
+    }
+}
+
+/// The in-flight bytes one admitted request holds. Handed to the body decoder, which grows
+/// it by each chunk of decompressed output before keeping that chunk.
+final class InFlightReservation: Sendable {
+    private let admission: IngestAdmission
+    private let ticket: Int
+    private let held: Mutex<Int>
+
+    fileprivate init(admission: IngestAdmission, ticket: Int, bytes: Int) {
+        self.admission = admission
+        self.ticket = ticket
+        held = Mutex(bytes)
+    }
+
+    /// Reserves `bytes` more, or throws a 503 naming `maxInFlightBytes`.
+    func grow(by bytes: Int) throws {
+        try held.withLock { mine in
+            guard admission.grow(ticket, by: bytes) else { throw admission.inflateRefusal }
+            mine += bytes
+        }
+    }
+
+    fileprivate func release() {
+        held.withLock { mine in
+            admission.release(ticket, bytes: mine)
+            mine = 0
+        }
     }
 }

@@ -7,10 +7,11 @@ import Logging
 import TelemetryModel
 import TelemetryStore
 
-/// The path every ingest request takes after decoding: apply the privacy flags, route by
-/// environment, store durably, then (for logs) hand the records to the journal mirror.
-/// Nothing is written, mirrored or counted per app for a record dropped by
-/// `MAMTelemetryDisabled`: the decision is taken before any of that.
+/// The path every ingest request takes after decoding: enforce the caller's app binding,
+/// apply the privacy flags, route by environment, store durably (all environments or
+/// none), then (for logs) hand the records to the journal mirror. Nothing is written,
+/// mirrored or counted per app for a record dropped by `MAMTelemetryDisabled`: the
+/// decision is taken before any of that.
 struct IngestPipeline: Sendable {
     let store: any RecordStore
     let registry: AppRegistry
@@ -21,8 +22,9 @@ struct IngestPipeline: Sendable {
     let logger: Logger
 
     /// Reads the body within `maxBodyBytes` and undoes its Content-Encoding within the
-    /// decompression limits; each refusal names its limit.
-    func readBody(_ request: Request, route: String) async throws -> [UInt8] {
+    /// decompression limits, reserving every decompressed byte in the request's in-flight
+    /// budget as it is produced; each refusal names its limit.
+    func readBody(_ request: Request, route: String, budget: InFlightReservation) async throws -> [UInt8] {
         let limit = configuration.maxBodyBytes
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw APIError(.contentTooLarge, code: "body_too_large", message: "request body of \(length) bytes exceeds the limit maxBodyBytes=\(limit)")
@@ -36,7 +38,9 @@ struct IngestPipeline: Sendable {
         let wire = [UInt8](buffer: buffer)
         let decoded: [UInt8]
         do {
-            decoded = try ContentDecoding.decode(wire, contentEncoding: request.headers[.contentEncoding], limits: configuration.inflateLimits)
+            decoded = try ContentDecoding.decode(
+                wire, contentEncoding: request.headers[.contentEncoding], limits: configuration.inflateLimits,
+                reserve: budget.grow(by:))
         } catch let error as CompressionError {
             switch error {
             case .outputLimit, .ratioLimit:
@@ -51,12 +55,18 @@ struct IngestPipeline: Sendable {
         return decoded
     }
 
-    /// Routes and stores decoded records. `userInitiated` marks a diagnostic upload, which
-    /// the user chose to share: kept even when telemetry is disabled.
+    /// Binds, routes and stores decoded records. Every ingest route comes through here, so
+    /// the caller's app binding is enforced for every record (`AppBinding`). `userInitiated`
+    /// marks a diagnostic upload, which the user chose to share: kept even when telemetry is
+    /// disabled; its `incident` names the upload's app, which the binding checks too.
     func ingest(
-        _ records: [DecodedRecord], rejected: [LineError], kind: RecordKind, receivedAt: Int64,
+        _ decoded: [DecodedRecord], rejected invalid: [LineError], kind: RecordKind, receivedAt: Int64, caller: Token?,
         userInitiated: Bool = false, incident: Incident? = nil
     ) async throws -> IngestResult {
+        guard let caller else {
+            throw APIError(.unauthorized, code: "unauthenticated", message: "ingest needs a caller: send Authorization: Bearer <token>")
+        }
+        let (records, rejected) = try AppBinding(caller: caller).apply(decoded, rejected: invalid, uploadApp: incident?.appId)
         var result = IngestResult()
         result.rejected = rejected
         var byEnv: [TelemetryEnvironment: [DecodedRecord]] = [:]
@@ -79,23 +89,12 @@ struct IngestPipeline: Sendable {
         metrics.rejected(rejected.count, kind: kind, reason: "invalid")
         metrics.dropped(result.dropped[.telemetryDisabled] ?? 0, kind: kind, reason: .telemetryDisabled)
 
-        // A diagnostic upload with no records still creates its incident (the user's note).
-        if let incident, byEnv[incident.env] == nil {
-            byEnv[incident.env] = []
-        }
-        let outcomes = try await withThrowingTaskGroup(of: (TelemetryEnvironment, AppendOutcome, [DecodedRecord]).self) { group in
-            for (env, list) in byEnv {
-                group.addTask {
-                    let outcome = try await store.append(
-                        list, kind: kind, env: env, receivedAt: receivedAt, incident: incident?.env == env ? incident : nil)
-                    return (env, outcome, list)
-                }
-            }
-            var all: [(TelemetryEnvironment, AppendOutcome, [DecodedRecord])] = []
-            for try await r in group { all.append(r) }
-            return all
-        }
-        for (env, outcome, list) in outcomes {
+        // One append for the whole request: stored in every environment or in none. A
+        // diagnostic upload with no records still creates its incident (the user's note).
+        let outcomes = try await store.append(AppendRequest(kind: kind, receivedAt: receivedAt, records: byEnv, incident: incident))
+        for env in TelemetryEnvironment.allCases {
+            guard let outcome = outcomes[env] else { continue }
+            let list = byEnv[env] ?? []
             result.accepted += outcome.stored
             result.env[env] = outcome.stored
             result.ids += outcome.ids

@@ -13,49 +13,30 @@ struct IngestRoutes: Sendable {
 
     func register(on api: APIRoutes) {
         let ingest = api.requiring(.ingest)
-        ingest.post("/v1/telemetry") { request, context in try await admitted(request) { try await telemetry(request, context.principal) } }
-        ingest.post("/v1/logs") { request, context in try await admitted(request) { try await logs(request, context.principal) } }
-        ingest.post("/v1/diagnostics") { request, context in try await admitted(request) { try await diagnostics(request, context.principal) } }
+        ingest.post("/v1/telemetry") { request, context in try await admitted(request) { try await telemetry(request, context.principal, $0) } }
+        ingest.post("/v1/logs") { request, context in try await admitted(request) { try await logs(request, context.principal, $0) } }
+        ingest.post("/v1/diagnostics") { request, context in try await admitted(request) { try await diagnostics(request, context.principal, $0) } }
     }
 
-    /// Reserves the request's declared size (or the body limit when it declares none).
-    private func admitted(_ request: Request, _ body: () async throws -> Response) async throws -> Response {
+    /// Reserves the request's declared size (or the body limit when it declares none); the
+    /// reservation then grows with every decompressed byte (`IngestAdmission`).
+    private func admitted(_ request: Request, _ body: (InFlightReservation) async throws -> Response) async throws -> Response {
         let declared = request.headers[.contentLength].flatMap(Int.init) ?? pipeline.configuration.maxBodyBytes
         return try await admission.admit(bytes: min(declared, pipeline.configuration.maxBodyBytes), body)
     }
 
-    /// An ingest token bound to apps may only post for them: other apps' records are
-    /// refused line by line (and the request with 403 when none is allowed).
-    private func bound(_ records: [DecodedRecord], _ rejected: [LineError], _ principal: Token?) throws -> ([DecodedRecord], [LineError]) {
-        guard let principal, !principal.apps.isEmpty, !principal.scopes.contains(.admin) else { return (records, rejected) }
-        var kept: [DecodedRecord] = []
-        var refused = rejected
-        for r in records {
-            if principal.mayPost(forApp: r.keys.appId) {
-                kept.append(r)
-            } else {
-                refused.append(LineError(line: r.line, error: "token '\(principal.name)' may not post for app '\(r.keys.appId)' (bound to \(principal.apps.joined(separator: ", ")))"))
-            }
-        }
-        if kept.isEmpty && !records.isEmpty {
-            throw APIError(.forbidden, code: "app_not_allowed", message: "token '\(principal.name)' may only post for \(principal.apps.joined(separator: ", "))")
-        }
-        return (kept, refused.sorted { $0.line < $1.line })
-    }
-
-    func telemetry(_ request: Request, _ principal: Token?) async throws -> Response {
-        let body = try await pipeline.readBody(request, route: "telemetry")
+    func telemetry(_ request: Request, _ principal: Token?, _ budget: InFlightReservation) async throws -> Response {
+        let body = try await pipeline.readBody(request, route: "telemetry", budget: budget)
         let now = pipeline.clock.nowMilliseconds()
         let decoder = TelemetryEventDecoder(limits: pipeline.configuration.decodeLimits)
-        let (decoded, invalid) = try decodeOrRefuse { try decoder.decode(body: body, receivedAt: now) }
-        let (records, rejected) = try bound(decoded, invalid, principal)
+        let (records, rejected) = try decodeOrRefuse { try decoder.decode(body: body, receivedAt: now) }
         try rateLimiter.take(records.count, token: principal)
-        let result = try await store { try await pipeline.ingest(records, rejected: rejected, kind: .event, receivedAt: now) }
+        let result = try await store { try await pipeline.ingest(records, rejected: rejected, kind: .event, receivedAt: now, caller: principal) }
         return try pipeline.respond(result, decodedAnything: !records.isEmpty || !rejected.isEmpty)
     }
 
-    func logs(_ request: Request, _ principal: Token?) async throws -> Response {
-        let body = try await pipeline.readBody(request, route: "logs")
+    func logs(_ request: Request, _ principal: Token?, _ budget: InFlightReservation) async throws -> Response {
+        let body = try await pipeline.readBody(request, route: "logs", budget: budget)
         let now = pipeline.clock.nowMilliseconds()
         let q = request.uri.queryParameters
         func param(_ name: String, _ header: String) -> String? {
@@ -66,28 +47,24 @@ struct IngestRoutes: Sendable {
             sessionId: param("session", "X-MAM-Session-Id"))
         let decoder = LogRecordDecoder(limits: pipeline.configuration.decodeLimits)
         let isText = request.headers[.contentType]?.lowercased().hasPrefix("text/plain") == true
-        let (decoded, invalid) = try decodeOrRefuse {
+        let (records, rejected) = try decodeOrRefuse {
             isText
                 ? try decoder.decodeText(body: body, defaults: defaults, receivedAt: now)
                 : try decoder.decodeJSON(body: body, defaults: defaults, receivedAt: now)
         }
-        let (records, rejected) = try bound(decoded, invalid, principal)
         try rateLimiter.take(records.count, token: principal)
-        let result = try await store { try await pipeline.ingest(records, rejected: rejected, kind: .log, receivedAt: now) }
+        let result = try await store { try await pipeline.ingest(records, rejected: rejected, kind: .log, receivedAt: now, caller: principal) }
         return try pipeline.respond(result, decodedAnything: !records.isEmpty || !rejected.isEmpty)
     }
 
-    func diagnostics(_ request: Request, _ principal: Token?) async throws -> Response {
-        let body = try await pipeline.readBody(request, route: "diagnostics")
+    func diagnostics(_ request: Request, _ principal: Token?, _ budget: InFlightReservation) async throws -> Response {
+        let body = try await pipeline.readBody(request, route: "diagnostics", budget: budget)
         let now = pipeline.clock.nowMilliseconds()
         let upload: DiagnosticUpload
         do {
             upload = try DiagnosticUpload(json: body, limits: pipeline.configuration.decodeLimits)
         } catch let error as DiagnosticUpload.Invalid {
             throw APIError.badRequest("invalid_upload", error.message)
-        }
-        if let principal, !principal.mayPost(forApp: upload.appId) {
-            throw APIError(.forbidden, code: "app_not_allowed", message: "token '\(principal.name)' may only post for \(principal.apps.joined(separator: ", "))")
         }
         let incidentID = IncidentID.random().value
         let guid = UUID().uuidString.lowercased()
@@ -103,7 +80,6 @@ struct IngestRoutes: Sendable {
             records += more
             rejected += bad
         }
-        let times = records.map(\.keys.time)
         let registered = pipeline.registry.flags(for: upload.appId)
         let decision = PrivacyDecision.resolve(record: upload.flags, registry: registered, userInitiated: true)
         guard case .store(let env) = decision else {
@@ -111,13 +87,14 @@ struct IngestRoutes: Sendable {
         }
         // Every record of the upload follows the upload's own routing (it is one incident).
         for i in records.indices { records[i].flags = upload.flags }
+        // The store sets the record count and time window from what it actually stores.
         let incident = Incident(
             id: incidentID, guid: guid, env: env, appId: upload.appId, deviceId: upload.deviceId,
             sessionId: upload.sessionId, identity: upload.identity, description: upload.description,
-            createdAt: now, recordCount: records.count, firstTime: times.min(), lastTime: times.max())
+            createdAt: now, recordCount: 0, firstTime: nil, lastTime: nil)
         var result = try await store {
             try await pipeline.ingest(
-                records, rejected: rejected, kind: .log, receivedAt: now, userInitiated: true, incident: incident)
+                records, rejected: rejected, kind: .log, receivedAt: now, caller: principal, userInitiated: true, incident: incident)
         }
         result.incident = (incidentID, guid)
         IncidentMetrics.created(env: env)

@@ -1,0 +1,21 @@
+import Foundation
+import TelemetryStore
+
+/// TEST HOOK, not a setting: with `MAMTELEMETRYD_TEST_CRASH_AT=<point>` in its environment
+/// (a `CommitFaultPoint` raw value: `after-staging`, `after-decision`), the daemon kills
+/// itself with SIGKILL when a cross-environment commit reaches that point, so a test can
+/// prove that after a crash there a request is stored whole or not at all. Deliberately
+/// outside the `MAMTELEMETRY_` configuration namespace; the daemon logs a warning when armed.
+struct CrashAtCommitPoint: CommitFaultInjector {
+    static let variable = "MAMTELEMETRYD_TEST_CRASH_AT"
+    let point: CommitFaultPoint
+
+    init?(environment: [String: String]) {
+        guard let value = environment[Self.variable], let point = CommitFaultPoint(rawValue: value) else { return nil }
+        self.point = point
+    }
+
+    func reached(_ point: CommitFaultPoint) {
+        if point == self.point { kill(getpid(), SIGKILL) }
+    }
+}

@@ -1,0 +1,217 @@
+import Compression
+import Foundation
+import GRDB
+import TelemetryModel
+
+extension EnvironmentDatabase {
+    /// What one transaction of this environment writes. `visible` groups can be read as
+    /// soon as it commits; `staged` groups are the parts of cross-environment requests,
+    /// held back until the last environment decides them (see CrossEnvironmentCommit).
+    struct CommitPlan: Sendable {
+        var visible: [Group] = []
+        var staged: [Group] = []
+        /// The stage id `staged` is kept under.
+        var stage: String?
+        /// The stage this transaction decides: its `stage_decision` row commits with it,
+        /// which is the commit point of every cross-environment request of that stage.
+        var decides: String?
+        /// No stage waits on an earlier decision any more, so the old rows may go.
+        var forgetEarlierDecisions = false
+    }
+
+    struct CommitResult: Sendable {
+        var visible: [AppendOutcome]
+        var staged: [AppendOutcome]
+        /// The newest visible id after the commit; staged records are not visible yet.
+        var lastId: Int64
+        var kinds: Set<RecordKind>
+        var rawBytes: Int
+        var storedBytes: Int
+        var batches: Int
+    }
+
+    /// Writes a plan in one transaction: dedup, batch, compress, insert, commit+fsync.
+    /// `beforeCommit` runs inside the transaction after every row is written (a test seam:
+    /// what it throws rolls the transaction back).
+    func commit(_ plan: CommitPlan, nowMs: Int64, beforeCommit: @escaping @Sendable () throws -> Void = {}) async throws -> CommitResult {
+        let configuration = self.configuration
+        return try await pool.write { db in
+            var writer = try BatchWriter(configuration: configuration, db: db)
+            let firstSeq = try Self.nextSeq(db)
+            let visible = try writer.write(plan.visible, staged: nil, from: firstSeq)
+            try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'nextSeq'", arguments: [visible.nextSeq])
+            // Staged records take the ids after every visible one, and nextSeq stays below
+            // them until they are published: no other commit of this environment runs in
+            // between, so ids stay in commit order for followers and cursors.
+            var staged: [AppendOutcome] = []
+            if !plan.staged.isEmpty, let stage = plan.stage {
+                staged = try writer.write(plan.staged, staged: stage, from: visible.nextSeq).outcomes
+            }
+            if let decided = plan.decides {
+                if plan.forgetEarlierDecisions { try db.execute(sql: "DELETE FROM stage_decision") }
+                try db.execute(sql: "INSERT INTO stage_decision(stage, decidedAt) VALUES (?, ?)", arguments: [decided, nowMs])
+            }
+            try beforeCommit()
+            return CommitResult(
+                visible: visible.outcomes, staged: staged, lastId: visible.nextSeq - 1, kinds: visible.kinds,
+                rawBytes: writer.rawBytes, storedBytes: writer.storedBytes, batches: writer.batches)
+        }
+    }
+
+    static func nextSeq(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'nextSeq'") ?? 1
+    }
+}
+
+/// Turns groups of records into stored batches inside one transaction: drops retries of
+/// stored records, numbers the survivors, cuts, compresses and inserts the batches, and
+/// creates the groups' incidents with the counts of what was actually stored.
+struct BatchWriter {
+    let configuration: StoreConfiguration
+    let db: Database
+    let dedup: Statement
+    var rawBytes = 0
+    var storedBytes = 0
+    var batches = 0
+
+    init(configuration: StoreConfiguration, db: Database) throws {
+        self.configuration = configuration
+        self.db = db
+        dedup = try db.makeStatement(sql: "INSERT OR IGNORE INTO event_id(kind, appId, eventId, incident, seq) VALUES (?, ?, ?, ?, ?)")
+    }
+
+    struct Written {
+        var outcomes: [AppendOutcome]
+        var nextSeq: Int64
+        var kinds: Set<RecordKind>
+    }
+
+    /// Writes `groups` into `batch`, or into `staged_batch` under `staged`, numbering from
+    /// `firstSeq`. Records of one kind keep arrival order across groups.
+    mutating func write(_ groups: [EnvironmentDatabase.Group], staged: String?, from firstSeq: Int64) throws -> Written {
+        var outcomes = [AppendOutcome](repeating: AppendOutcome(stored: 0, duplicates: 0, ids: []), count: groups.count)
+        var times = [(min: Int64, max: Int64)?](repeating: nil, count: groups.count)
+        var nextSeq = firstSeq
+        var kinds = Set<RecordKind>()
+        for kind in RecordKind.allCases {
+            let arrivals = try survivors(of: kind, in: groups, outcomes: &outcomes, nextSeq: nextSeq)
+            guard !arrivals.isEmpty else { continue }
+            kinds.insert(kind)
+            for (position, arrival) in arrivals.enumerated() {
+                outcomes[arrival.group].ids.append(nextSeq + Int64(position))
+                outcomes[arrival.group].stored += 1
+                let t = arrival.record.keys.time
+                times[arrival.group] = times[arrival.group].map { (min($0.min, t), max($0.max, t)) } ?? (t, t)
+            }
+            var start = 0
+            while start < arrivals.count {
+                var end = start
+                var bytes = 0
+                while end < arrivals.count, end - start < configuration.maxBatchRecords,
+                    bytes == 0 || bytes + arrivals[end].record.json.count < configuration.maxBatchBytes
+                {
+                    bytes += arrivals[end].record.json.count + 1
+                    end += 1
+                }
+                try insertBatch(
+                    arrivals[start..<end].map(\.record), kind: kind, firstSeq: nextSeq + Int64(start),
+                    receivedAt: groups[arrivals[end - 1].group].receivedAt, staged: staged)
+                start = end
+            }
+            nextSeq += Int64(arrivals.count)
+        }
+        for (g, group) in groups.enumerated() {
+            guard var incident = group.incident else { continue }
+            guard staged == nil else { throw StoreError.invalidRequest("an incident cannot be part of a cross-environment request") }
+            // The incident says what was stored, so its count agrees with its records.
+            incident.recordCount = outcomes[g].stored
+            incident.firstTime = times[g]?.min
+            incident.lastTime = times[g]?.max
+            try insert(incident)
+        }
+        return Written(outcomes: outcomes, nextSeq: nextSeq, kinds: kinds)
+    }
+
+    /// The records of `kind` that do not repeat a stored record, in arrival order, noting
+    /// duplicates in the outcomes. A record's identity is (kind, app, eventId) and, for a
+    /// diagnostic upload's records, its incident: the upload keeps its own copy.
+    private func survivors(
+        of kind: RecordKind, in groups: [EnvironmentDatabase.Group], outcomes: inout [AppendOutcome], nextSeq: Int64
+    ) throws -> [(record: DecodedRecord, group: Int)] {
+        var arrivals: [(record: DecodedRecord, group: Int)] = []
+        for (g, group) in groups.enumerated() where group.kind == kind {
+            for (index, record) in group.records.enumerated() {
+                if let eventId = record.eventId {
+                    // Records keep arrival order, so a survivor's id is known now.
+                    try dedup.execute(arguments: [
+                        kind.storedCode, record.keys.appId, eventId, record.keys.incident, nextSeq + Int64(arrivals.count),
+                    ])
+                    if db.changesCount == 0 {
+                        outcomes[g].duplicates += 1
+                        outcomes[g].duplicateIndices.append(index)
+                        continue
+                    }
+                }
+                arrivals.append((record, g))
+            }
+        }
+        return arrivals
+    }
+
+    private mutating func insertBatch(_ records: [DecodedRecord], kind: RecordKind, firstSeq: Int64, receivedAt: Int64, staged: String?) throws {
+        var payload: [UInt8] = []
+        payload.reserveCapacity(records.reduce(0) { $0 + $1.json.count + 1 })
+        var keys: [RecordKeys] = []
+        keys.reserveCapacity(records.count)
+        var terms = Set<BloomTerm>()
+        var minTime = Int64.max
+        var maxTime = Int64.min
+        var levelMask = 0
+        for record in records {
+            if !payload.isEmpty { payload.append(0x0A) }
+            payload.append(contentsOf: record.json)
+            keys.append(record.keys)
+            for term in BloomTerm.terms(of: record.keys) { terms.insert(term) }
+            minTime = min(minTime, record.keys.time)
+            maxTime = max(maxTime, record.keys.time)
+            if let l = record.keys.level { levelMask |= 1 << l.rawValue }
+        }
+        var bloom = BloomFilter(expected: terms.count)
+        for term in terms { bloom.insert(term) }
+        let compressedPayload = try Deflate.compress(payload, level: configuration.zlibLevel)
+        let compressedKeys = try Deflate.compress(KeysBlock.encode(keys), level: configuration.zlibLevel)
+        let columns = "kind, firstSeq, count, minTime, maxTime, receivedAt, rawBytes, storedBytes, levelMask, bloom, keys, payload"
+        var arguments: StatementArguments = [
+            kind.storedCode, firstSeq, records.count, minTime, maxTime, receivedAt, payload.count,
+            compressedPayload.count + compressedKeys.count, levelMask, Data(bloom.bits),
+            Data(compressedKeys), Data(compressedPayload),
+        ]
+        if let staged {
+            arguments += [staged]
+            try db.execute(sql: "INSERT INTO staged_batch(\(columns), stage) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", arguments: arguments)
+        } else {
+            try db.execute(sql: "INSERT INTO batch(\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", arguments: arguments)
+        }
+        rawBytes += payload.count
+        storedBytes += compressedPayload.count + compressedKeys.count
+        batches += 1
+    }
+
+    private func insert(_ i: Incident) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO incident(id, guid, appId, deviceId, sessionId, identity, description, createdAt,
+                                     recordCount, firstTime, lastTime)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                i.id, i.guid, i.appId, i.deviceId, i.sessionId, i.identity, i.description, i.createdAt,
+                i.recordCount, i.firstTime, i.lastTime,
+            ])
+    }
+}
+
+extension RecordKind {
+    /// The `kind` column of `batch` and `event_id`: 0 events, 1 logs.
+    var storedCode: Int { self == .event ? 0 : 1 }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import TelemetryStore
+import Testing
+
+@testable import TelemetryServer
+
+/// The daemon's router and services in-process, with auth on, on a fresh data directory:
+/// for ingest behaviour that does not need a separate process (signals and crashes do).
+struct IngestHarness: Sendable {
+    let client: any TestClientProtocol
+    let components: DaemonComponents
+    let adminToken: String
+
+    struct Answer: Sendable {
+        var status: HTTPResponse.Status
+        var headers: HTTPFields
+        var body: String
+
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]) ?? [:] }
+        var accepted: Int? { json["accepted"] as? Int }
+        var duplicates: Int? { (json["dropped"] as? [String: Int])?["duplicate"] }
+        var rejectedLines: [Int] { (json["rejected"] as? [[String: Any]] ?? []).compactMap { $0["line"] as? Int } }
+        var errorMessage: String { ((json["error"] as? [String: Any])?["message"] as? String) ?? body }
+    }
+
+    static func run(
+        faults: any CommitFaultInjector = NoCommitFaults(),
+        _ test: @escaping @Sendable (IngestHarness) async throws -> Void
+    ) async throws {
+        MetricsBootstrap.bootstrap()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = dir
+        configuration.journalMirror = false
+        let logger = Logger(label: "ingest-tests")
+        let components = try DaemonComponents(configuration: configuration, commitFaults: faults, logger: logger)
+        let (_, admin) = try await components.tokens.create(name: "test admin", scopes: [.admin], apps: [], now: 0)
+        let app = buildApplication(components: components, logger: logger)
+        // `.router` runs the application's services, so the group committer completes appends.
+        try await app.test(.router) { client in
+            try await test(IngestHarness(client: client, components: components, adminToken: admin))
+        }
+    }
+
+    /// A token with only `ingest`, bound to `apps`.
+    func ingestToken(boundTo apps: [String]) async throws -> String {
+        try await components.tokens.create(name: "relay for \(apps.joined(separator: ","))", scopes: [.ingest], apps: apps, now: 0).secret
+    }
+
+    func post(_ uri: String, _ body: String, token: String? = nil, headers extra: HTTPFields = [:], contentType: String = "application/x-ndjson") async throws -> Answer {
+        try await post(uri, bytes: Array(body.utf8), token: token, headers: extra, contentType: contentType)
+    }
+
+    func post(_ uri: String, bytes: [UInt8], token: String? = nil, headers extra: HTTPFields = [:], contentType: String = "application/x-ndjson") async throws -> Answer {
+        var headers = extra
+        headers[.contentType] = contentType
+        if headers[HTTPField.Name("X-APIKey")!] == nil { headers[.authorization] = "Bearer \(token ?? adminToken)" }
+        return try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(bytes: bytes)) { r in
+            Answer(status: r.status, headers: r.headers, body: String(buffer: r.body))
+        }
+    }
+
+    func get(_ uri: String) async throws -> [String: Any] {
+        try await client.execute(uri: uri, method: .get, headers: [.authorization: "Bearer \(adminToken)"]) { r in
+            #expect(r.status == .ok, "\(uri): \(String(buffer: r.body))")
+            return try JSONSerialization.jsonObject(with: Data(buffer: r.body)) as? [String: Any] ?? [:]
+        }
+    }
+
+    /// Every stored record of `kind` ("events" or "logs") in `env` matching `query`, oldest first.
+    func records(_ kind: String, env: String = "prod", _ query: String = "") async throws -> [[String: Any]] {
+        let page = try await get("/v1/\(kind)?env=\(env)&limit=10000&order=asc\(query.isEmpty ? "" : "&" + query)")
+        #expect(page["nextCursor"] is NSNull, "more than one page")
+        return page[kind] as? [[String: Any]] ?? []
+    }
+
+    /// Every stored record of `kind` in every environment.
+    func everywhere(_ kind: String, _ query: String = "") async throws -> [[String: Any]] {
+        try await records(kind, env: "prod", query) + records(kind, env: "ppe", query)
+    }
+}

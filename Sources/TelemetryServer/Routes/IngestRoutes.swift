@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import OTLP
 import TelemetryModel
 import TelemetryStore
 
@@ -14,7 +15,9 @@ struct IngestRoutes: Sendable {
     func register(on api: APIRoutes) {
         let ingest = api.requiring(.ingest)
         ingest.post("/v1/telemetry") { request, context in try await admitted(request) { try await telemetry(request, context.principal) } }
-        ingest.post("/v1/logs") { request, context in try await admitted(request) { try await logs(request, context.principal) } }
+        ingest.post("/v1/logs") { request, context in
+            try await otlpAnswering(request) { try await admitted(request) { try await logs(request, context.principal) } }
+        }
         ingest.post("/v1/diagnostics") { request, context in try await admitted(request) { try await diagnostics(request, context.principal) } }
     }
 
@@ -26,7 +29,7 @@ struct IngestRoutes: Sendable {
 
     /// An ingest token bound to apps may only post for them: other apps' records are
     /// refused line by line (and the request with 403 when none is allowed).
-    private func bound(_ records: [DecodedRecord], _ rejected: [LineError], _ principal: Token?) throws -> ([DecodedRecord], [LineError]) {
+    func bound(_ records: [DecodedRecord], _ rejected: [LineError], _ principal: Token?) throws -> ([DecodedRecord], [LineError]) {
         guard let principal, !principal.apps.isEmpty, !principal.scopes.contains(.admin) else { return (records, rejected) }
         var kept: [DecodedRecord] = []
         var refused = rejected
@@ -56,6 +59,10 @@ struct IngestRoutes: Sendable {
 
     func logs(_ request: Request, _ principal: Token?) async throws -> Response {
         let body = try await pipeline.readBody(request, route: "logs")
+        // OTLP/HTTP exporters post here too (protobuf, or JSON with `resourceLogs`).
+        if let encoding = OTLPEncoding.detect(contentType: request.headers[.contentType], body: body) {
+            return try await otlpLogs(body, encoding: encoding, principal: principal)
+        }
         let now = pipeline.clock.nowMilliseconds()
         let q = request.uri.queryParameters
         func param(_ name: String, _ header: String) -> String? {
@@ -125,7 +132,7 @@ struct IngestRoutes: Sendable {
     }
 
     /// Maps request-level limit errors to a 413 naming the limit.
-    private func decodeOrRefuse<T>(_ body: () throws -> T) throws -> T {
+    func decodeOrRefuse<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as RequestLimitError {
@@ -135,7 +142,7 @@ struct IngestRoutes: Sendable {
     }
 
     /// Maps store failures to retry-later answers: the client keeps the data and resends.
-    private func store(_ body: () async throws -> IngestResult) async throws -> IngestResult {
+    func store(_ body: () async throws -> IngestResult) async throws -> IngestResult {
         do {
             return try await body()
         } catch let error as StoreError {

@@ -123,6 +123,6 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
-            exclude: ["journald-harness.sh"]),
+            exclude: ["journald-harness.sh", "otlp-emit.py"]),
     ]
 )

@@ -102,7 +102,7 @@ struct RecordMapping {
                 var data: [UInt8] = []
                 KeyValue.appendObject(free, to: &data)
                 w.field("data", rawJSON: data)
-                if record.hasBody { w.field("body", rawJSON: record.body.json) }
+                if record.body.value != nil { w.field("body", rawJSON: record.body.json) }
             } else {
                 for pair in free {
                     guard !Self.logEnvelope.contains(pair.key) else {

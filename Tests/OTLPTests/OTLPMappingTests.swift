@@ -125,6 +125,15 @@ import TelemetryModel
         #expect(click["event.name"] as? String == "browser.click")
     }
 
+    @Test func anEventsEmptyBodyIsNotStored() throws {
+        // The Python SDK sends a set but empty body with its events.
+        var record = logRecord(eventName: "IntuneAction", attributes: [("action", .string("PinPrompt"))])
+        record.body = PBAnyValue()
+        let batch = try decode(request(resourceLogs(mailResource, [("", [record])])))
+        let json = try object(try #require(batch.events.first))
+        #expect(json.keys.sorted() == ["appId", "appVersion", "data", "deviceId", "name", "resource"])
+    }
+
     @Test func flagsComeFromAttributesAndTheConservativeValueWins() throws {
         func flags(record: [(String, Attr)], resource: [(String, Attr)]) throws -> AppFlags? {
             let batch = try decode(request(resourceLogs(mailResource + resource, [("", [logRecord(body: .string("m"), attributes: record)])])))

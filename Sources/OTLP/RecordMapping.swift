@@ -26,42 +26,25 @@ struct RecordMapping {
     ]
 
     func map(_ record: OTLPLogRecord, resource: ResourceContext, scopeName: String) -> MappedRecord {
-        var own: [String: AnyValue] = [:]
-        var eventAttribute: AnyValue?
-        var free: [KeyValue] = []
-        for pair in record.attributes where pair.hasKey {
-            if SemanticKey.consumed.contains(pair.key) {
-                own[pair.key] = pair.value
-            } else if pair.key == SemanticKey.eventName {
-                eventAttribute = pair.value
-            } else {
-                free.append(pair)
-            }
-        }
+        let attributes = RecordAttributes(record.attributes)
         /// A consumed attribute as text: the record's own, else its resource's.
         func text(_ key: String) throws(Refusal) -> String? {
-            guard let value = own[key] ?? resource.identity[key] else { return nil }
+            guard let value = attributes.identity[key] ?? resource.identity[key] else { return nil }
             guard let text = value.scalarText else { throw Refusal("attribute '\(key)' must be a string") }
             return text.isEmpty ? nil : text
         }
-        /// A flag: on when the record or its resource turns it on (the conservative value).
-        func flag(_ key: String) -> Bool? {
-            switch (own[key]?.flag, resource.identity[key]?.flag) {
-            case (nil, nil): nil
-            case (let x?, nil), (nil, let x?): x
-            case (let x?, let y?): x || y
-            }
-        }
+        // Either source turning a flag on turns it on, as between an event and the registry.
+        let flags = Self.flags(attributes.identity).merged(with: Self.flags(resource.identity))
 
         // The record's EventName field is the name; the `event.name` attribute is the older
-        // spelling, read when the field is empty.
-        let declared = record.eventName.isEmpty ? eventAttribute?.scalarText : record.eventName
+        // spelling, read when the field is empty. Any other event name stays an attribute.
+        let declared = record.eventName.isEmpty ? attributes.eventName?.scalarText : record.eventName
         let eventName = declared.flatMap { MAMEvent.names.contains($0) ? $0 : nil }
-        if let eventAttribute, eventAttribute.scalarText != eventName {
-            // Any other event name stays an ordinary attribute.
+        var free = attributes.free
+        if let other = attributes.eventName, other.scalarText != eventName {
             var pair = KeyValue()
             pair.key = SemanticKey.eventName
-            pair.value = eventAttribute
+            pair.value = other
             free.append(pair)
         }
 
@@ -86,13 +69,11 @@ struct RecordMapping {
             if let v = try text(SemanticKey.sessionID) { w.field("sessionId", v) }
             if let v = try text(SemanticKey.endUserID) { w.field("identity", v) }
             if let v = try text(SemanticKey.recordUID) { w.field("eventId", v) }
-            let disabled = flag(SemanticKey.telemetryDisabled)
-            let ppe = flag(SemanticKey.usePPE)
-            if disabled != nil || ppe != nil {
+            if flags != .unspecified {
                 w.key("settings")
                 w.beginObject()
-                if let disabled { w.field(AppFlags.Key.telemetryDisabled[0], disabled) }
-                if let ppe { w.field(AppFlags.Key.usePPE[0], ppe) }
+                if let disabled = flags.telemetryDisabled { w.field(AppFlags.Key.telemetryDisabled[0], disabled) }
+                if let ppe = flags.usePPE { w.field(AppFlags.Key.usePPE[0], ppe) }
                 w.endObject()
             }
             if eventName == nil, !record.eventName.isEmpty { w.field("eventName", record.eventName) }
@@ -120,6 +101,11 @@ struct RecordMapping {
         return eventName == nil ? .log(w.bytes) : .event(w.bytes)
     }
 
+    /// The `mam.*` flag attributes of one source.
+    static func flags(_ identity: [String: AnyValue]) -> AppFlags {
+        AppFlags(telemetryDisabled: identity[SemanticKey.telemetryDisabled]?.flag, usePPE: identity[SemanticKey.usePPE]?.flag)
+    }
+
     /// Trace and span ids as the sender wrote them. Protobuf carries raw bytes: hex. OTLP
     /// JSON writes ids as hex text, which the protobuf JSON reader takes for base64 (a hex
     /// digit is a base64 digit, and 32 or 16 of them need no padding), so re-encoding the
@@ -128,6 +114,28 @@ struct RecordMapping {
         switch encoding {
         case .protobuf: bytes.map { String(format: "%02x", $0) }.joined()
         case .json: bytes.base64EncodedString()
+        }
+    }
+}
+
+/// A record's attributes, split by what the mapping does with them.
+struct RecordAttributes {
+    /// Read into the envelope (`SemanticKey.consumed`), last one wins.
+    var identity: [String: AnyValue] = [:]
+    /// `event.name`, which names an event only when it is one of the SDK's.
+    var eventName: AnyValue?
+    /// Kept as fields of a log record, or as the `data` of an event.
+    var free: [KeyValue] = []
+
+    init(_ pairs: [KeyValue]) {
+        for pair in pairs where pair.hasKey {
+            if SemanticKey.consumed.contains(pair.key) {
+                identity[pair.key] = pair.value
+            } else if pair.key == SemanticKey.eventName {
+                eventName = pair.value
+            } else {
+                free.append(pair)
+            }
         }
     }
 }

@@ -12,16 +12,10 @@ struct ResourceContext {
     let rest: [UInt8]?
 
     init(_ resource: Resource) {
-        var identity: [String: AnyValue] = [:]
-        var others: [KeyValue] = []
-        for pair in resource.attributes where pair.hasKey {
-            if SemanticKey.consumed.contains(pair.key) {
-                identity[pair.key] = pair.value
-            } else {
-                others.append(pair)
-            }
-        }
-        self.identity = identity
+        // `event.name` names records, not resources: on a resource it is just kept.
+        let split = RecordAttributes(resource.attributes.filter { $0.key != SemanticKey.eventName })
+        identity = split.identity
+        let others = split.free + resource.attributes.filter { $0.key == SemanticKey.eventName }
         if others.isEmpty {
             rest = nil
         } else {

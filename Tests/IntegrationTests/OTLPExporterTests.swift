@@ -18,11 +18,7 @@ struct OTLPExporterTests {
         defer { harness.remove() }
         let d = try DaemonProcess()
         defer { try? FileManager.default.removeItem(at: d.dataDirectory) }
-        _ = FileManager.default.createFile(atPath: d.logFile.path, contents: nil)
-        let log = try FileHandle(forWritingTo: d.logFile)
-        let daemon = try harness.launch(
-            DaemonProcess.binary.path, ["--data-dir", d.dataDirectory.path, "--listen", "127.0.0.1:\(d.port)"],
-            standardOutput: log, standardError: log)
+        let daemon = try harness.launch(d)
         defer { JournaldMirrorTests.stop(daemon, harness) }
         try await JournaldMirrorTests.waitUntilReady(d, daemon)
 

@@ -542,7 +542,7 @@ components:
         partialSuccess:
           type: object
           properties:
-            rejectedLogRecords: {type: string, description: int64, as OTLP JSON writes it}
+            rejectedLogRecords: {type: string, description: 'int64, as OTLP JSON writes it'}
             errorMessage: {type: string}
     OTLPStatus:
       description: google.rpc.Status (code is a gRPC status code)

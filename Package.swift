@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
     ],
     targets: [
         // MARK: C system libraries (thin shims for macros Swift cannot import)
@@ -66,6 +67,12 @@ let package = Package(
                 "CArchive", "TelemetryModel", "TelemetryStore",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
+        // OTLP/HTTP logs: protobuf or JSON bytes in, native records out. The generated code is
+        // committed (Generated/README.md says how it was made); only the runtime is a dependency.
+        .target(
+            name: "OTLP",
+            dependencies: ["TelemetryModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            exclude: ["Generated/README.md"]),
         // The browser support console's assets, embedded at build time by the plugin below.
         .target(
             name: "SupportConsole",
@@ -77,7 +84,7 @@ let package = Package(
         .target(
             name: "TelemetryServer",
             dependencies: [
-                "TelemetryModel", "Compression", "TelemetryStore", "Journal", "Bundles", "SupportConsole",
+                "TelemetryModel", "Compression", "TelemetryStore", "Journal", "Bundles", "SupportConsole", "OTLP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -95,7 +102,8 @@ let package = Package(
         .executableTarget(
             name: "mamtelemetryctl",
             dependencies: [
-                "TelemetryModel", "Bundles",
+                "TelemetryModel", "Bundles", "OTLP",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),
@@ -103,14 +111,18 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "TelemetryModelTests", dependencies: ["TelemetryModel"]),
         .testTarget(name: "CompressionTests", dependencies: ["Compression"]),
+        .testTarget(
+            name: "OTLPTests",
+            dependencies: ["OTLP", "TelemetryModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         .testTarget(name: "TelemetryStoreTests", dependencies: ["TelemetryStore", "Compression"]),
         .testTarget(name: "JournalTests", dependencies: ["Journal"]),
         .testTarget(name: "BundlesTests", dependencies: ["Bundles", "TelemetryStore"]),
         .testTarget(
             name: "TelemetryServerTests",
             dependencies: [
-                "TelemetryServer", "Compression",
+                "TelemetryServer", "Compression", "OTLP",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]),
         .testTarget(
             name: "IntegrationTests",
@@ -119,6 +131,6 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
-            exclude: ["journald-harness.sh"]),
+            exclude: ["journald-harness.sh", "otlp-emit.py"]),
     ]
 )

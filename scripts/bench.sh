@@ -6,7 +6,8 @@
 #   (d) query scan rate: time range + app filter, paged with nextCursor
 #   (e) idle RSS and RSS under load
 #   baselines: raw zlib level 6 of the same NDJSON on one core; systemd-journal-remote
-#   ingesting the same log records over HTTP (vs. our logs-only ingest).
+#   ingesting the same log records over HTTP (vs. our logs-only ingest);
+#   (g) OTLP/HTTP protobuf logs ingest of the same kind of records, beside our NDJSON (f).
 # Usage: scripts/bench.sh [--smoke] [--out DIR]      (make bench)
 # --smoke runs each step for ~2 s so CI keeps the suite working; its figures mean nothing.
 set -euo pipefail
@@ -133,6 +134,10 @@ echo "== our logs-only ingest, identity encoding, $D s (same shape as the journa
 "$CTL" bench --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding identity --logs-fraction 1 --pid "$DPID" --json >"$OUT/f-logs.json"
 cat "$OUT/f-logs.json"; echo
 
+echo "== (g) OTLP/HTTP logs ingest (protobuf, as an OpenTelemetry exporter sends), identity encoding, $D s"
+"$CTL" bench --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding identity --logs-fraction 1 --logs-protocol otlp --pid "$DPID" --json >"$OUT/g-otlp.json"
+cat "$OUT/g-otlp.json"; echo
+
 echo "== peer: systemd-journal-remote, same log records, export format over HTTP"
 python3 Benchmarks/baselines.py export "$TMP/dataset/logs.ndjson" "$TMP/dataset/logs.export"
 JPORT=$(free_port)
@@ -149,10 +154,11 @@ import json, os, sys
 out, idle_kib, window, smoke = sys.argv[1], int(sys.argv[2]), int(sys.argv[3] or 0), sys.argv[4] == "1"
 L = lambda n: json.load(open(os.path.join(out, n)))
 a, b, c, z, f, p = L("a-closed.json"), L("b-open.json"), L("c-ratio.json"), L("z-zlib.json"), L("f-logs.json"), L("p-journal-remote.json")
+g = L("g-otlp.json")
 try: d = L("d-scan.json")
 except Exception: d = {}
 scan = window / d["seconds"] if d.get("seconds") else 0
-peak = max(a.get("daemonPeakRSSMiB", 0), b.get("daemonPeakRSSMiB", 0), f.get("daemonPeakRSSMiB", 0))
+peak = max(a.get("daemonPeakRSSMiB", 0), b.get("daemonPeakRSSMiB", 0), f.get("daemonPeakRSSMiB", 0), g.get("daemonPeakRSSMiB", 0))
 def row(name, value, target, ok, base=""):
     return "| %s | %s | %s | %s | %s |" % (name, value, target, "met" if ok else "MISSED", base)
 print("| figure | measured | SPEC §10 target | | vs baseline |")
@@ -170,8 +176,10 @@ print(row("RSS under load (peak)", "%.1f MiB" % peak, "<= 100 MiB", peak <= 100)
 print(row("RSS idle", "%.1f MiB" % (idle_kib / 1024), "<= 30 MiB", idle_kib / 1024 <= 30))
 print(row("logs ingest (identity)", "%.0f rec/s" % f["recordsPerSecond"], "-", True,
           "%.2fx systemd-journal-remote (%.0f rec/s)" % (f["recordsPerSecond"] / max(p["recordsPerSecond"], 1), p["recordsPerSecond"])))
-errs = {k: v for k, v in [("a", a["errors"]), ("b", b["errors"]), ("f", f["errors"])] if v}
-print("errors by run:", errs or "none", "| pool wrapped (duplicates):", {k: x["poolWrapped"] for k, x in [("a", a), ("b", b), ("f", f)]})
+print(row("OTLP/HTTP logs ingest (protobuf, identity)", "%.0f rec/s (daemon CPU %.0f%%, %d accepted)" % (g["recordsPerSecond"], g.get("daemonCPUPercent", 0), g["accepted"]), "-", True,
+          "%.2fx our NDJSON logs ingest (%.0f rec/s, daemon CPU %.0f%%)" % (g["recordsPerSecond"] / max(f["recordsPerSecond"], 1), f["recordsPerSecond"], f.get("daemonCPUPercent", 0))))
+errs = {k: v for k, v in [("a", a["errors"]), ("b", b["errors"]), ("f", f["errors"]), ("g", g["errors"])] if v}
+print("errors by run:", errs or "none", "| pool wrapped (duplicates):", {k: x["poolWrapped"] for k, x in [("a", a), ("b", b), ("f", f), ("g", g)]})
 if smoke: print("(smoke mode: figures are not meaningful)")
 PY
 echo "results in $OUT"

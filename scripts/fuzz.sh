@@ -4,8 +4,10 @@
 #   FuzzTextLog          console-export text log lines
 #   FuzzContentDecoding  Content-Encoding handling: identity, gzip, deflate (zlib vs raw detection)
 #   FuzzPlist            the Info.plist / MAMEnvironment.plist importer (XML and binary)
+#   FuzzOTLP             OTLP/HTTP logs: protobuf and JSON export requests, the OTLP -> native
+#                        record mapping, and the probe telling OTLP JSON from NDJSON
 #
-# Usage: scripts/fuzz.sh [seconds-per-target] [target...]   (default 20 s, all four targets)
+# Usage: scripts/fuzz.sh [seconds-per-target] [target...]   (default 20 s, all five targets)
 # FUZZ_SEED (default 1) fixes libFuzzer's seed so a CI run is repeatable; set FUZZ_SEED=0 for
 # a random seed when hunting locally (libFuzzer picks one).
 #
@@ -20,10 +22,10 @@ fuzz=$PWD
 seconds=${1:-20}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(FuzzEventDecoder FuzzTextLog FuzzContentDecoding FuzzPlist)
+[[ ${#targets[@]} -gt 0 ]] || targets=(FuzzEventDecoder FuzzTextLog FuzzContentDecoding FuzzPlist FuzzOTLP)
 
 # SwiftPM wants target sources inside the package root: link the root package's.
-for module in TelemetryModel Compression CZlib; do
+for module in TelemetryModel Compression CZlib OTLP; do
     ln -sfn "../../Sources/$module" "Sources/$module"
 done
 

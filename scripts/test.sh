@@ -6,7 +6,8 @@
 #   2. the parser fuzzers (libFuzzer + ASan), bounded (FUZZ_SECONDS per target, default 15);
 #   3. schemathesis against the running daemon's OpenAPI document (bounded);
 #   4. the support console in a real browser (Debian's Chromium driven by Playwright), bounded;
-#   5. the benchmark suite in smoke mode, so it never rots (figures are not asserted).
+#   5. the benchmark suite in smoke mode, so it never rots (figures are not asserted);
+#   6. the OpenTelemetry Python SDK installed for the OTLP interoperability test (part of 1).
 # Every step runs; the script fails if any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,8 @@ step() {
   fi
 }
 step "fuzz" ./scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
+# The OpenTelemetry Python SDK for OTLPExporterTests (pinned, in .build-venv-otel/).
+step "otel sdk" ./scripts/otel-venv.sh
 step "schemathesis" ./scripts/schemathesis.sh
 step "browser console" ./scripts/browser-test.sh
 step "bench smoke" env BENCH_BIN=.build/debug ./scripts/bench.sh --smoke

@@ -31,4 +31,10 @@ public struct RequestLimitError: Error, Sendable, Hashable {
     public var limit: String
     public var value: Int
     public var message: String
+
+    public init(limit: String, value: Int, message: String) {
+        self.limit = limit
+        self.value = value
+        self.message = message
+    }
 }

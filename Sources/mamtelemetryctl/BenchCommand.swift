@@ -27,6 +27,8 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Fraction of events whose settings say MAMTelemetryUsePPE=YES.") var ppeFraction = 0.0
     @Option(help: "Fraction of events whose settings say MAMTelemetryDisabled=YES (dropped at the edge).") var disabledFraction = 0.0
     @Option(help: "Fraction of requests that are log batches (POST /v1/logs) rather than telemetry.") var logsFraction = 0.2
+    @Option(help: "Wire format of the log batches: native (NDJSON) or otlp (OTLP/HTTP protobuf, as an OpenTelemetry exporter sends).")
+    var logsProtocol: BenchLogsProtocol = .native
     @Option(help: "Offered records/s (open loop). Without it the load is closed loop (max throughput).") var rate: Double?
     @Option(help: "Distinct records pre-generated; every record sent is unique until the pool wraps (then the daemon sees duplicates).")
     var poolRecords: Int?
@@ -45,7 +47,8 @@ struct BenchCommand: AsyncParsableCommand {
         let expected = Int((rate ?? 60_000) * duration * 1.1)
         let pool = try BenchPool.make(
             records: poolRecords ?? min(max(expected, batchSize * concurrency * 2), 1_500_000), batchSize: batchSize,
-            logsFraction: logsFraction, encoding: encoding, nonce: nonce, ppe: ppeFraction, disabled: disabledFraction)
+            logsFraction: logsFraction, logsProtocol: logsProtocol, encoding: encoding, nonce: nonce, ppe: ppeFraction,
+            disabled: disabledFraction)
 
         var config = HTTPClient.Configuration()
         config.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(concurrency, 1))
@@ -82,7 +85,7 @@ struct BenchCommand: AsyncParsableCommand {
                         let body = pool.bodies[i % pool.bodies.count]
                         var request = HTTPClientRequest(url: base + body.path)
                         request.method = .POST
-                        request.headers.add(name: "Content-Type", value: "application/x-ndjson")
+                        request.headers.add(name: "Content-Type", value: body.contentType)
                         if let e = encoding.header { request.headers.add(name: "Content-Encoding", value: e) }
                         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
                         request.body = .bytes(body.wire)
@@ -96,7 +99,7 @@ struct BenchCommand: AsyncParsableCommand {
                                 stats.records += body.records
                                 stats.wireBytes += body.wire.readableBytes
                                 stats.rawBytes += body.rawBytes
-                                stats.accepted += BenchPool.acceptedCount(answer)
+                                stats.accepted += body.isOTLP ? BenchPool.otlpAcceptedCount(answer, records: body.records) : BenchPool.acceptedCount(answer)
                             } else {
                                 stats.errors["\(response.status.code)", default: 0] += 1
                             }
@@ -138,6 +141,8 @@ struct BenchBody: Sendable {
     let wire: ByteBuffer
     let records: Int
     let rawBytes: Int
+    var contentType = "application/x-ndjson"
+    var isOTLP: Bool { contentType == BenchLogsProtocol.otlpContentType }
 }
 
 /// The pre-generated request bodies, compressed once before the clock starts.
@@ -146,7 +151,8 @@ struct BenchPool: Sendable {
     let records: Int
 
     static func make(
-        records: Int, batchSize: Int, logsFraction: Double, encoding: BenchEncoding, nonce: UInt64, ppe: Double, disabled: Double
+        records: Int, batchSize: Int, logsFraction: Double, logsProtocol: BenchLogsProtocol = .native, encoding: BenchEncoding,
+        nonce: UInt64, ppe: Double, disabled: Double
     ) throws -> BenchPool {
         let count = max(1, (records + batchSize - 1) / batchSize)
         let zlib = encoding == .identity ? nil : try Zlib.load()
@@ -157,8 +163,13 @@ struct BenchPool: Sendable {
             let isLog = Double(b % 100) < logsFraction * 100
             var raw: [UInt8] = []
             raw.reserveCapacity(batchSize * 420)
-            for r in 0..<batchSize {
-                if isLog { gen.log(into: &raw) } else { gen.event(into: &raw, id: UInt64(b) << 20 | UInt64(r)) }
+            let otlp = isLog && logsProtocol == .otlp
+            if otlp {
+                raw = gen.otlpLogs(count: batchSize)
+            } else {
+                for r in 0..<batchSize {
+                    if isLog { gen.log(into: &raw) } else { gen.event(into: &raw, id: UInt64(b) << 20 | UInt64(r)) }
+                }
             }
             let wire: [UInt8]
             switch encoding {
@@ -167,7 +178,8 @@ struct BenchPool: Sendable {
             case .gzip: wire = zlib!.gzip(raw)
             }
             let body = BenchBody(
-                path: isLog ? "/v1/logs" : "/v1/telemetry", wire: ByteBuffer(bytes: wire), records: batchSize, rawBytes: raw.count)
+                path: isLog ? "/v1/logs" : "/v1/telemetry", wire: ByteBuffer(bytes: wire), records: batchSize, rawBytes: raw.count,
+                contentType: otlp ? BenchLogsProtocol.otlpContentType : "application/x-ndjson")
             slots.withLock { $0[b] = body }
         }
         let bodies = slots.withLock { $0.compactMap { $0 } }
@@ -294,12 +306,21 @@ struct BenchData {
 
     mutating func log(into out: inout [UInt8]) {
         let (app, _) = Self.apps[below(Self.apps.count)]
-        let device = below(20_000)
+        let r = logRecord(device: below(20_000))
+        let line =
+            "{\"time\":\"\(r.time)\",\"level\":\"\(r.verbose ? "verbose" : "info")\",\"message\":\"\(r.message)\",\"appId\":\"\(app)\",\"deviceId\":\"\(r.deviceId)\",\"sessionId\":\"\(r.sessionId)\",\"component\":\"\(r.component)\"}\n"
+        out.append(contentsOf: line.utf8)
+    }
+
+    /// One diagnostic log record of `device`, the same draw for NDJSON and OTLP bodies.
+    mutating func logRecord(device: Int) -> BenchLogRecord {
         let (component, template) = Self.logTemplates[below(Self.logTemplates.count)]
         let message = template.replacingOccurrences(of: "%d", with: String(1 + below(900)))
-        let line =
-            "{\"time\":\"\(time())\",\"level\":\"\(chance(0.6) ? "verbose" : "info")\",\"message\":\"\(message)\",\"appId\":\"\(app)\",\"deviceId\":\"\(Self.guid(1, device))\",\"sessionId\":\"\(Self.guid(2, device * 7 + below(4)))\",\"component\":\"\(component)\"}\n"
-        out.append(contentsOf: line.utf8)
+        let time = time()
+        let verbose = chance(0.6)
+        return BenchLogRecord(
+            time: time, verbose: verbose, message: message, deviceId: Self.guid(1, device),
+            sessionId: Self.guid(2, device * 7 + below(4)), component: component)
     }
 
     static func dump(to directory: String, records: Int, nonce: UInt64, ppe: Double, disabled: Double) throws {

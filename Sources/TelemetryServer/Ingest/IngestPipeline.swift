@@ -117,12 +117,7 @@ extension IngestPipeline {
     /// The HTTP answer: 200 with the counts, or 400 when nothing in the body was usable.
     func respond(_ result: IngestResult, decodedAnything: Bool) throws -> Response {
         let now = clock.nowMilliseconds()
-        var headers: HTTPFields = [:]
-        if !result.killedApps.isEmpty {
-            // 1DS collector kill-switch: the client stops sending for these apps for a while.
-            headers[HTTPField.Name("Kill-Tokens")!] = result.killedApps.sorted().joined(separator: ",")
-            headers[HTTPField.Name("Kill-Duration")!] = String(configuration.killSwitchSeconds)
-        }
+        let headers = killSwitchHeaders(for: result)
         let nothingTaken = result.accepted == 0 && result.dropped.values.reduce(0, +) == 0
         if nothingTaken && !result.rejected.isEmpty {
             var error = APIError.badRequest(

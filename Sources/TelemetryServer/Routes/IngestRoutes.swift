@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import OTLP
 import TelemetryModel
 import TelemetryStore
 
@@ -14,7 +15,9 @@ struct IngestRoutes: Sendable {
     func register(on api: APIRoutes) {
         let ingest = api.requiring(.ingest)
         ingest.post("/v1/telemetry") { request, context in try await admitted(request) { try await telemetry(request, context.principal, $0) } }
-        ingest.post("/v1/logs") { request, context in try await admitted(request) { try await logs(request, context.principal, $0) } }
+        ingest.post("/v1/logs") { request, context in
+            try await otlpAnswering(request) { try await admitted(request) { try await logs(request, context.principal, $0) } }
+        }
         ingest.post("/v1/diagnostics") { request, context in try await admitted(request) { try await diagnostics(request, context.principal, $0) } }
     }
 
@@ -37,6 +40,10 @@ struct IngestRoutes: Sendable {
 
     func logs(_ request: Request, _ principal: Token?, _ budget: InFlightReservation) async throws -> Response {
         let body = try await pipeline.readBody(request, route: "logs", budget: budget)
+        // OTLP/HTTP exporters post here too (protobuf, or JSON with `resourceLogs`).
+        if let encoding = OTLPEncoding.detect(contentType: request.headers[.contentType], body: body) {
+            return try await otlpLogs(body, encoding: encoding, principal: principal)
+        }
         let now = pipeline.clock.nowMilliseconds()
         let q = request.uri.queryParameters
         func param(_ name: String, _ header: String) -> String? {
@@ -102,7 +109,7 @@ struct IngestRoutes: Sendable {
     }
 
     /// Maps request-level limit errors to a 413 naming the limit.
-    private func decodeOrRefuse<T>(_ body: () throws -> T) throws -> T {
+    func decodeOrRefuse<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as RequestLimitError {
@@ -112,7 +119,7 @@ struct IngestRoutes: Sendable {
     }
 
     /// Maps store failures to retry-later answers: the client keeps the data and resends.
-    private func store(_ body: () async throws -> IngestResult) async throws -> IngestResult {
+    func store(_ body: () async throws -> IngestResult) async throws -> IngestResult {
         do {
             return try await body()
         } catch let error as StoreError {

@@ -57,7 +57,13 @@ paths:
   /v1/logs:
     post:
       tags: [ingest]
-      summary: Ingest diagnostic log records (NDJSON, JSON array, or console-export text)
+      summary: Ingest diagnostic log records (NDJSON, JSON array, console-export text, or OTLP/HTTP)
+      description: |
+        OpenTelemetry exporters post here too (`OTEL_EXPORTER_OTLP_ENDPOINT=<base URL>`): an OTLP
+        ExportLogsServiceRequest as `application/x-protobuf`, or as `application/json` (an object
+        with `resourceLogs`). Those requests are answered the OTLP/HTTP way, in their own encoding:
+        200 with an ExportLogsServiceResponse (`partialSuccess` when records were rejected or
+        dropped), refusals as a google.rpc.Status, and 503 rather than 507 when storage is full.
       security: [{bearer: []}, {apiKey: []}]
       parameters:
         - $ref: '#/components/parameters/ContentEncoding'
@@ -71,18 +77,23 @@ paths:
             schema: {type: string}
           application/json:
             schema:
-              type: array
-              items: {$ref: '#/components/schemas/LogRecord'}
+              oneOf:
+                - type: array
+                  items: {$ref: '#/components/schemas/LogRecord'}
+                - {$ref: '#/components/schemas/OTLPExportLogsRequest'}
+          application/x-protobuf:
+            schema: {type: string, format: binary, description: 'An OTLP ExportLogsServiceRequest (opentelemetry-proto v1.11.0)'}
           text/plain:
             schema: {type: string}
       responses:
-        '200': {$ref: '#/components/responses/Ingested'}
-        '400': {$ref: '#/components/responses/RejectedBody'}
+        '200': {$ref: '#/components/responses/LogsIngested'}
+        '400': {$ref: '#/components/responses/ErrorOrStatus'}
         '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-        '413': {$ref: '#/components/responses/Error'}
-        '415': {$ref: '#/components/responses/Error'}
-        '503': {$ref: '#/components/responses/RetryLater'}
+        '403': {$ref: '#/components/responses/ErrorOrStatus'}
+        '413': {$ref: '#/components/responses/ErrorOrStatus'}
+        '415': {$ref: '#/components/responses/ErrorOrStatus'}
+        '429': {$ref: '#/components/responses/RetryLaterOrStatus'}
+        '503': {$ref: '#/components/responses/RetryLaterOrStatus'}
         '507': {$ref: '#/components/responses/RetryLater'}
     get:
       tags: [query]
@@ -575,6 +586,38 @@ components:
       content:
         application/json:
           schema: {$ref: '#/components/schemas/Error'}
+    LogsIngested:
+      description: Accepted (durable); OTLP requests get an ExportLogsServiceResponse in their encoding
+      content:
+        application/json:
+          schema:
+            oneOf:
+              - {$ref: '#/components/schemas/IngestResult'}
+              - {$ref: '#/components/schemas/OTLPExportLogsResponse'}
+        application/x-protobuf:
+          schema: {type: string, format: binary}
+    ErrorOrStatus:
+      description: Refused; the message says why (OTLP requests get a google.rpc.Status in their encoding)
+      content:
+        application/json:
+          schema:
+            oneOf:
+              - {$ref: '#/components/schemas/Error'}
+              - {$ref: '#/components/schemas/OTLPStatus'}
+        application/x-protobuf:
+          schema: {type: string, format: binary}
+    RetryLaterOrStatus:
+      description: Not accepted now; retry after the Retry-After delay (OTLP requests get a google.rpc.Status)
+      headers:
+        Retry-After: {schema: {type: integer}}
+      content:
+        application/json:
+          schema:
+            oneOf:
+              - {$ref: '#/components/schemas/Error'}
+              - {$ref: '#/components/schemas/OTLPStatus'}
+        application/x-protobuf:
+          schema: {type: string, format: binary}
     Bundle:
       description: A zip or tar.gz archive, streamed
       content:
@@ -583,6 +626,30 @@ components:
         application/gzip:
           schema: {type: string, format: binary}
   schemas:
+    OTLPExportLogsRequest:
+      description: An OTLP/HTTP JSON ExportLogsServiceRequest (resource logs, scope logs, log records)
+      type: object
+      required: [resourceLogs]
+      properties:
+        resourceLogs: {type: array, items: {type: object}}
+    OTLPExportLogsResponse:
+      description: OTLP ExportLogsServiceResponse; empty when every record was accepted
+      type: object
+      additionalProperties: false
+      properties:
+        partialSuccess:
+          type: object
+          properties:
+            rejectedLogRecords: {type: string, description: 'int64, as OTLP JSON writes it'}
+            errorMessage: {type: string}
+    OTLPStatus:
+      description: google.rpc.Status (code is a gRPC status code)
+      type: object
+      additionalProperties: false
+      required: [code, message]
+      properties:
+        code: {type: integer}
+        message: {type: string}
     Error:
       type: object
       required: [error]

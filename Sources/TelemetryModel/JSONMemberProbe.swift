@@ -1,0 +1,30 @@
+/// Tells a body's dialect from its first object's member names, with the same strict
+/// tokenizer that reads records: `POST /v1/logs` takes both our NDJSON records and OTLP's
+/// JSON export request under `application/json`, and only the latter has `resourceLogs`.
+public enum JSONMemberProbe {
+    /// Whether `body` (after leading whitespace) is a JSON object with a top-level member
+    /// named `name`. Stops at that member, so a large body is not walked to its end; any
+    /// syntax error before it answers `false` and the body keeps its native reading.
+    public static func topLevelObject(_ body: [UInt8], hasMember name: String) -> Bool {
+        struct Found: Error {}
+        // Only the members before `name` are walked; the record limits do not apply to a
+        // whole request, but nesting stays bounded so a hostile body cannot exhaust the stack.
+        let limits = DecodeLimits(maxLineBytes: .max, maxRecordsPerRequest: .max, maxDepth: 64, maxFields: .max, maxStringBytes: .max)
+        return body.withUnsafeBufferPointer { bytes in
+            var cursor = JSONRecordScanner.Cursor(b: bytes, limits: limits)
+            cursor.skipSpace()
+            guard cursor.peek == UInt8(ascii: "{") else { return false }
+            do {
+                try cursor.object { key, cursor in
+                    if key == name { throw Found() }
+                    _ = try cursor.value(capture: false)
+                }
+            } catch is Found {
+                return true
+            } catch {
+                return false
+            }
+            return false
+        }
+    }
+}

@@ -19,6 +19,9 @@ public struct DaemonComponents: Sendable {
     public let disk: DiskGuard
     public let retention: RetentionService
     public let tokens: TokenStore
+    /// What `systemctl reload` changes while running; components read it when they act.
+    public let settings: LiveSettings
+    public let drops: DropLedger
 
     public init(configuration: ServerConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger) throws {
         self.configuration = configuration
@@ -30,12 +33,16 @@ public struct DaemonComponents: Sendable {
         registry.setConfigured(configuration.configuredApps)
         pseudonymizer = try Pseudonymizer.load(from: dir.appendingPathComponent("pseudonym.key"))
         tokens = try TokenStore(pool: control)
+        drops = try DropLedger(pool: control, logger: logger, now: { clock.nowMilliseconds() })
+        let settings = LiveSettings(configuration)
+        self.settings = settings
         let retention = RetentionService(
-            store: store, policy: configuration.retention, logger: logger, now: { clock.nowMilliseconds() })
+            store: store, policy: { settings.current.retention }, logger: logger, now: { clock.nowMilliseconds() })
         self.retention = retention
-        disk = DiskGuard(directory: dir, configuration: configuration.disk, logger: logger) {
-            _ = try? await retention.sweep()
-        }
+        let transitions = DiskTransitionLog(logger: logger, dataDirectory: dir.path)
+        disk = DiskGuard(
+            directory: dir, configuration: { settings.current.disk }, retention: retention, logger: logger,
+            onTransition: transitions.record)
     }
 
     /// On first start (no token exists) creates an admin token in `<data-dir>/admin.token`
@@ -53,7 +60,7 @@ public struct DaemonComponents: Sendable {
     }
 
     /// The background services every daemon runs beside the HTTP server.
-    public var services: [any Service] { [store.committer, disk, retention] }
+    public var services: [any Service] { [store.committer, drops, disk, retention] }
 }
 
 /// Extra wiring the daemon adds around the HTTP application (journald, systemd).
@@ -72,10 +79,13 @@ public func buildRouter(components c: DaemonComponents, hooks: ApplicationHooks,
     let router = Router(context: AppRequestContext.self)
     // Middleware applies to the routes added after it: count every request, refused ones too.
     router.add(middleware: HTTPMetricsMiddleware())
-    router.add(middleware: AuthMiddleware(tokens: c.tokens, configuration: c.configuration.auth))
+    let settings = c.settings
+    router.add(
+        middleware: AuthMiddleware(
+            tokens: c.tokens, configuration: c.configuration.auth, metricsRequireToken: { settings.current.metricsRequireToken }))
     let pipeline = IngestPipeline(
         store: c.store, registry: c.registry, clock: c.clock, mirror: hooks.mirror, configuration: c.configuration,
-        logger: logger)
+        settings: settings, drops: DropCounter(ledger: c.drops), logger: logger)
     let committer = c.store.committer
     let storeCheck = ReadinessCheck(name: "store", required: true) {
         committer.isHealthy() ? (true, "open, accepting") : (false, "commit in progress for too long")
@@ -84,8 +94,9 @@ public func buildRouter(components c: DaemonComponents, hooks: ApplicationHooks,
     let admission = IngestAdmission(
         limits: .init(maxInFlightBytes: c.configuration.maxInFlightBytes, maxQueuedRecords: c.configuration.maxQueuedRecords),
         committer: c.store.committer, disk: c.disk)
-    let rateLimiter = TokenRateLimiter(recordsPerSecond: c.configuration.perTokenRecordsPerSecond)
-    IngestRoutes(pipeline: pipeline, admission: admission, rateLimiter: rateLimiter).register(on: router)
+    let rateLimiter = TokenRateLimiter(recordsPerSecond: { settings.current.perTokenRecordsPerSecond })
+    IngestRoutes(pipeline: pipeline, admission: admission, rateLimiter: rateLimiter, refusals: IngestRefusalLog(logger: logger))
+        .register(on: router)
     QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: router)
     AppRoutes(registry: c.registry, clock: c.clock).register(on: router)
     TokenRoutes(tokens: c.tokens, clock: c.clock).register(on: router)
@@ -93,7 +104,7 @@ public func buildRouter(components c: DaemonComponents, hooks: ApplicationHooks,
     // MARK: routes (further route groups register here)
     BundleRoutes(store: c.store, pseudonymizer: c.pseudonymizer, clock: c.clock).register(on: router)
     MetricsRoutes(registry: MetricsBootstrap.bootstrap(), store: c.store).register(on: router)
-    StatsRoutes(store: c.store, clock: c.clock).register(on: router)
+    StatsRoutes(store: c.store, drops: c.drops, clock: c.clock).register(on: router)
     return router
 }
 

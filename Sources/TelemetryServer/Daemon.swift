@@ -25,13 +25,10 @@ public enum Daemon {
             FileHandle.standardError.write(Data("mamtelemetryd: \(error)\n".utf8))
             return 78  // EX_CONFIG
         }
-        let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
-        DaemonLogging.bootstrap(identifier: "mamtelemetryd", level: level)
-        let logger = {
-            var l = Logger(label: "mamtelemetryd")
-            l.logLevel = level
-            return l
-        }()
+        // One level for every logger, changed in place by `systemctl reload`.
+        let logLevel = LogLevelControl(Logger.Level(rawValue: configuration.logLevel) ?? .info)
+        DaemonLogging.bootstrap(identifier: "mamtelemetryd", levelControl: logLevel)
+        let logger = Logger(label: "mamtelemetryd")
         do {
             // Before anything creates a metric: swift-metrics binds each metric to the backend
             // that is bootstrapped when the metric is made.
@@ -86,7 +83,10 @@ public enum Daemon {
                     services: [
                         .init(service: watchdog),
                         .init(service: app),
-                        .init(service: ReloadService(arguments: arguments, components: components, mirror: mirror, notifier: notifier, logger: logger)),
+                        .init(
+                            service: ReloadService(
+                                arguments: arguments, components: components, mirror: mirror, notifier: notifier,
+                                logLevel: logLevel, status: status, logger: logger)),
                         .init(service: StopNotifierService(notifier: notifier, logger: logger)),
                     ],
                     gracefulShutdownSignals: [.sigterm, .sigint],

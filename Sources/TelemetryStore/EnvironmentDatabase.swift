@@ -23,8 +23,14 @@ final class EnvironmentDatabase: Sendable {
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
+            // Debian's SQLite zeroes every freed page by default, which writes each deleted
+            // batch to the WAL once more: retention on a nearly full disk would need as much
+            // room as it frees. FAST zeroes only what costs no extra I/O; incremental vacuum
+            // then cuts the freed pages off the file, so deleted records do not stay in it.
+            try db.execute(sql: "PRAGMA secure_delete = FAST")
         }
         pool = try DatabasePool(path: directory.appendingPathComponent("records.sqlite").path, configuration: config)
+        try Self.enableIncrementalVacuum(pool)
         try StoreSchema.migrator.migrate(pool)
     }
 

@@ -9,6 +9,8 @@ struct AuthMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let tokens: TokenStore
     let configuration: AuthConfiguration
+    /// Read per request, so `systemctl reload` can change it.
+    let metricsRequireToken: @Sendable () -> Bool
 
     func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
         var context = context
@@ -16,7 +18,7 @@ struct AuthMiddleware: RouterMiddleware {
             context.principal = AuthConfiguration.localDevelopmentPrincipal
             return try await next(request, context)
         }
-        guard let scope = RoutePolicy.requiredScope(method: request.method, path: request.uri.path, metricsRequireToken: configuration.metricsRequireToken)
+        guard let scope = RoutePolicy.requiredScope(method: request.method, path: request.uri.path, metricsRequireToken: metricsRequireToken())
         else {
             return try await next(request, context)
         }

@@ -17,6 +17,9 @@ struct IngestPipeline: Sendable {
     let clock: any WallClock
     let mirror: any LogRecordMirror
     let configuration: ServerConfiguration
+    /// The reloadable settings (the kill-switch duration is read per answer).
+    let settings: LiveSettings
+    let drops: DropCounter
     let metrics = IngestMetrics()
     let logger: Logger
 
@@ -61,6 +64,7 @@ struct IngestPipeline: Sendable {
         result.rejected = rejected
         var byEnv: [TelemetryEnvironment: [DecodedRecord]] = [:]
         var registryCache: [String: AppFlags?] = [:]
+        var optedOutByApp: [String: Int] = [:]
         for record in records {
             let appId = record.keys.appId
             let registered: AppFlags?
@@ -73,11 +77,13 @@ struct IngestPipeline: Sendable {
             if registered?.telemetryDisabled == true { result.killedApps.insert(appId) }
             switch PrivacyDecision.resolve(record: record.flags, registry: registered, userInitiated: userInitiated) {
             case .store(let env): byEnv[env, default: []].append(record)
-            case .drop(let reason): result.dropped[reason, default: 0] += 1
+            case .drop(let reason):
+                result.dropped[reason, default: 0] += 1
+                optedOutByApp[appId, default: 0] += 1
             }
         }
-        metrics.rejected(rejected.count, kind: kind, reason: "invalid")
-        metrics.dropped(result.dropped[.telemetryDisabled] ?? 0, kind: kind, reason: .telemetryDisabled)
+        drops.rejected(rejected.count, kind: kind, reason: "invalid", receivedAt: receivedAt)
+        drops.dropped(.telemetryDisabled, kind: kind, byApp: optedOutByApp, receivedAt: receivedAt)
 
         // A diagnostic upload with no records still creates its incident (the user's note).
         if let incident, byEnv[incident.env] == nil {
@@ -101,7 +107,7 @@ struct IngestPipeline: Sendable {
             result.ids += outcome.ids
             result.dropped[.duplicate, default: 0] += outcome.duplicates
             metrics.accepted(outcome.stored, kind: kind, env: env)
-            metrics.dropped(outcome.duplicates, kind: kind, reason: .duplicate)
+            drops.dropped(.duplicate, kind: kind, byApp: outcome.duplicateIndices.reduce(into: [:]) { $0[list[$1].keys.appId, default: 0] += 1 }, receivedAt: receivedAt)
             // Domain metrics (fleet dashboards) for the events stored now: Metrics/DomainMetrics.swift.
             if kind == .event { DomainMetrics.shared.recordStored(list, duplicateIndices: outcome.duplicateIndices, env: env) }
             if kind == .log, outcome.stored > 0 {
@@ -122,7 +128,7 @@ extension IngestPipeline {
         if !result.killedApps.isEmpty {
             // 1DS collector kill-switch: the client stops sending for these apps for a while.
             headers[HTTPField.Name("Kill-Tokens")!] = result.killedApps.sorted().joined(separator: ",")
-            headers[HTTPField.Name("Kill-Duration")!] = String(configuration.killSwitchSeconds)
+            headers[HTTPField.Name("Kill-Duration")!] = String(settings.current.killSwitchSeconds)
         }
         let nothingTaken = result.accepted == 0 && result.dropped.values.reduce(0, +) == 0
         if nothingTaken && !result.rejected.isEmpty {

@@ -10,6 +10,7 @@ struct IngestRoutes: Sendable {
     let pipeline: IngestPipeline
     let admission: IngestAdmission
     let rateLimiter: TokenRateLimiter
+    let refusals: IngestRefusalLog
 
     func register(on router: Router<AppRequestContext>) {
         router.post("/v1/telemetry") { request, context in try await admitted(request) { try await telemetry(request, context.principal) } }
@@ -17,10 +18,16 @@ struct IngestRoutes: Sendable {
         router.post("/v1/diagnostics") { request, context in try await admitted(request) { try await diagnostics(request, context.principal) } }
     }
 
-    /// Reserves the request's declared size (or the body limit when it declares none).
+    /// Reserves the request's declared size (or the body limit when it declares none), and
+    /// logs every retry-later refusal (429, 503, 507) the request ends in.
     private func admitted(_ request: Request, _ body: () async throws -> Response) async throws -> Response {
         let declared = request.headers[.contentLength].flatMap(Int.init) ?? pipeline.configuration.maxBodyBytes
-        return try await admission.admit(bytes: min(declared, pipeline.configuration.maxBodyBytes), body)
+        do {
+            return try await admission.admit(bytes: min(declared, pipeline.configuration.maxBodyBytes), body)
+        } catch let error as APIError where [429, 503, 507].contains(error.status.code) {
+            refusals.refused(reason: error.code, status: error.status.code, message: error.message)
+            throw error
+        }
     }
 
     /// An ingest token bound to apps may only post for them: other apps' records are

@@ -1,0 +1,145 @@
+import Foundation
+import GRDB
+import Logging
+import Testing
+import TelemetryModel
+@testable import TelemetryStore
+
+/// Retention must give space back to the filesystem (a disk that passed its high-water mark
+/// recovers without an operator) and, when it must delete for size, take verbose logs
+/// first, then other logs, then events, oldest first within each.
+@Suite struct RetentionSpaceTests {
+    /// About `bytes` of base64 text: random, so zlib cannot shrink a batch much and the
+    /// sizes below stay predictable.
+    static func noise(_ bytes: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let raw = (0..<(bytes * 3 / 4)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return Data(raw).base64EncodedString()
+    }
+
+    static func log(_ level: LogLevel, time: Int64, bytes: Int) -> DecodedRecord {
+        var record = RetentionTests.log(level, noise(bytes), time: time)
+        record.keys.level = level
+        return record
+    }
+
+    static func event(time: Int64, eventId: String, bytes: Int) -> DecodedRecord {
+        var w = JSONWriter()
+        w.beginObject()
+        w.field("name", "AppLaunch")
+        w.field("appId", "com.app")
+        w.field("time", Timestamp.format(milliseconds: time))
+        w.field("eventId", eventId)
+        w.field("padding", noise(bytes))
+        w.endObject()
+        return DecodedRecord(
+            json: w.bytes, keys: RecordKeys(time: time, appId: "com.app", name: "AppLaunch"), flags: .unspecified,
+            eventId: eventId)
+    }
+
+    static func autoVacuumMode(_ file: URL) throws -> Int {
+        let queue = try DatabaseQueue(path: file.path)
+        return try queue.read { try Int.fetchOne($0, sql: "PRAGMA auto_vacuum") ?? -1 }
+    }
+
+    @Test func deletingOldDataShrinksTheFilesOnDisk() async throws {
+        let f = try StoreFixture()
+        let day: Int64 = 86_400_000
+        let now = 100 * day
+        for round in 0..<16 {
+            let batch = (0..<16).map { Self.event(time: Int64(round * 16 + $0), eventId: "e\(round)-\($0)", bytes: 16_384) }
+            _ = try await f.store.append(batch, kind: .event, env: .prod, receivedAt: now - 40 * day, incident: nil)
+        }
+        _ = try await f.store.append(
+            [Self.event(time: 9_999, eventId: "young", bytes: 100)], kind: .event, env: .prod, receivedAt: now, incident: nil)
+        let before = f.store.sizes()[.prod] ?? 0
+        #expect(before > 3 << 20)
+
+        let service = RetentionService(store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), now: { now })
+        let result = try await service.sweep()
+        #expect(result[.prod]?.records == 256)
+
+        // Database, WAL and shared memory together: the 4 MiB of expired batches are gone
+        // from the filesystem, not just from the table.
+        let after = f.store.sizes()[.prod] ?? 0
+        #expect(after < 512 << 10, "prod files still take \(after) bytes after deleting \(before)")
+        let left = try await f.store.query(RecordQuery(kind: .event, limit: 10))
+        #expect(left.records.map(\.keys.time) == [9_999])
+        await f.close()
+    }
+
+    @Test func sizeCapDeletesVerboseThenLogsThenEventsOldestFirst() async throws {
+        let f = try StoreFixture()
+        let now: Int64 = 1_000_000
+        // Arrival order: old events, info logs, verbose-only logs, new events; ~200 kB stored each.
+        let oldEvents = (0..<4).map { Self.event(time: Int64($0), eventId: "old-\($0)", bytes: 66_000) }
+        let infoLogs = (0..<4).map { Self.log(.info, time: 10 + Int64($0), bytes: 66_000) }
+        let verbose = (0..<4).map { Self.log(.verbose, time: 20 + Int64($0), bytes: 66_000) }
+        let newEvents = (0..<4).map { Self.event(time: 30 + Int64($0), eventId: "new-\($0)", bytes: 66_000) }
+        _ = try await f.store.append(oldEvents, kind: .event, env: .prod, receivedAt: now - 4, incident: nil)
+        _ = try await f.store.append(infoLogs, kind: .log, env: .prod, receivedAt: now - 3, incident: nil)
+        _ = try await f.store.append(verbose, kind: .log, env: .prod, receivedAt: now - 2, incident: nil)
+        _ = try await f.store.append(newEvents, kind: .event, env: .prod, receivedAt: now - 1, incident: nil)
+
+        func sweep(maxBytes: Int64) async throws {
+            let limits = RetentionPolicy.Limits(eventsMaxAge: nil, logsMaxAge: nil, verboseLogsMaxAge: nil, maxBytes: maxBytes)
+            let service = RetentionService(
+                store: f.store, policy: RetentionPolicy(prod: limits, ppe: limits), logger: Logger(label: "t"), now: { now })
+            try await service.sweep()
+        }
+        func left() async throws -> (events: [Int64], logs: [Int64]) {
+            let events = try await f.store.query(RecordQuery(kind: .event, limit: 100, order: .asc))
+            let logs = try await f.store.query(RecordQuery(kind: .log, limit: 100, order: .asc))
+            return (events.records.map(\.keys.time), logs.records.map(\.keys.time))
+        }
+
+        // Room for three of the four batches: the verbose-only one goes, though it is newer.
+        try await sweep(maxBytes: 700_000)
+        var now3 = try await left()
+        #expect(now3.logs == [10, 11, 12, 13], "verbose logs were not deleted first: \(now3)")
+        #expect(now3.events == [0, 1, 2, 3, 30, 31, 32, 33])
+        // Room for two: the info logs go before any event.
+        try await sweep(maxBytes: 500_000)
+        now3 = try await left()
+        #expect(now3.logs.isEmpty && now3.events == [0, 1, 2, 3, 30, 31, 32, 33], "\(now3)")
+        // Room for one: the oldest events go, the newest stay.
+        try await sweep(maxBytes: 300_000)
+        now3 = try await left()
+        #expect(now3.events == [30, 31, 32, 33], "\(now3)")
+        await f.close()
+    }
+
+    @Test func aNewStoreUsesIncrementalVacuumAndAnOldOneIsConvertedOnOpen() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("prod/records.sqlite")
+        do {
+            let store = try SQLiteRecordStore(directory: directory)
+            let committer = store.committer
+            let task = Task { try await committer.run() }
+            _ = try await store.append(
+                [StoreFixture.event(time: 1, eventId: "kept")], kind: .event, env: .prod, receivedAt: 1, incident: nil)
+            await committer.close()
+            task.cancel()
+        }
+        let fresh = try Self.autoVacuumMode(file)
+        #expect(fresh == 2, "a new store must be created with auto_vacuum=INCREMENTAL")
+
+        // A database written before incremental vacuum existed: auto_vacuum=NONE.
+        let old = try DatabaseQueue(path: file.path)
+        try await old.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA auto_vacuum = NONE")
+            try db.execute(sql: "VACUUM")
+        }
+        try old.close()
+        let converted = try Self.autoVacuumMode(file)
+        #expect(converted == 0)
+
+        let reopened = try SQLiteRecordStore(directory: directory)
+        let mode = try Self.autoVacuumMode(file)
+        #expect(mode == 2, "opening must convert an existing database once")
+        let page = try await reopened.query(RecordQuery(kind: .event, limit: 10))
+        #expect(page.records.map(\.keys.time) == [1], "the conversion must keep every record")
+        await reopened.committer.close()
+    }
+}

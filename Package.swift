@@ -96,13 +96,16 @@ let package = Package(
         .testTarget(name: "TelemetryModelTests", dependencies: ["TelemetryModel"]),
         .testTarget(name: "CompressionTests", dependencies: ["Compression"]),
         .testTarget(name: "TelemetryStoreTests", dependencies: ["TelemetryStore", "Compression"]),
-        .testTarget(name: "JournalTests", dependencies: ["Journal"]),
+        .testTarget(
+            name: "JournalTests",
+            dependencies: ["Journal", .product(name: "InMemoryLogging", package: "swift-log")]),
         .testTarget(name: "BundlesTests", dependencies: ["Bundles", "TelemetryStore"]),
         .testTarget(
             name: "TelemetryServerTests",
             dependencies: [
                 "TelemetryServer", "Compression",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
             ]),
         .testTarget(
             name: "IntegrationTests",

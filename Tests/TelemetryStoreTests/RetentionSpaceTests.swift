@@ -109,6 +109,36 @@ import TelemetryModel
         await f.close()
     }
 
+    @Test func makingRoomTakesVerboseLogsOfEitherEnvironmentBeforeOlderDataOfOtherClasses() async throws {
+        let f = try StoreFixture()
+        let now: Int64 = 1_000_000
+        let events = (0..<4).map { Self.event(time: Int64($0), eventId: "e\($0)", bytes: 66_000) }
+        let info = (0..<4).map { Self.log(.info, time: 10 + Int64($0), bytes: 66_000) }
+        let verbose = (0..<4).map { Self.log(.verbose, time: 20 + Int64($0), bytes: 66_000) }
+        _ = try await f.store.append(events, kind: .event, env: .prod, receivedAt: now - 3, incident: nil)
+        _ = try await f.store.append(info, kind: .log, env: .prod, receivedAt: now - 2, incident: nil)
+        _ = try await f.store.append(verbose, kind: .log, env: .ppe, receivedAt: now - 1, incident: nil)
+        let service = RetentionService(store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), now: { now })
+        let store = f.store
+        @Sendable func onDisk() -> Int64 { store.sizes().values.reduce(0, +) }
+        try await service.makeRoom { RetentionService.SpaceNeed(missingBytes: 0, freeBytes: 1 << 30) }
+        let target = onDisk() - 150_000
+
+        // About one batch is wanted: the newest batch, PPE's verbose logs, is the one to go.
+        let result = try await service.makeRoom {
+            onDisk() > target ? RetentionService.SpaceNeed(missingBytes: onDisk() - target, freeBytes: 1 << 30) : nil
+        }
+        #expect(result.batches == 1 && result.records == 4 && result.bytesReturned >= 150_000, "\(result)")
+        #expect(try await f.store.query(RecordQuery(kind: .log, env: .ppe, limit: 10)).records.isEmpty)
+        #expect(try await f.store.query(RecordQuery(kind: .log, limit: 10)).records.count == 4)
+        #expect(try await f.store.query(RecordQuery(kind: .event, limit: 10)).records.count == 4)
+
+        // Asked for everything, it deletes everything it holds, then stops.
+        let all = try await service.makeRoom { RetentionService.SpaceNeed(missingBytes: 1 << 40, freeBytes: 1 << 30) }
+        #expect(all.records == 8)
+        await f.close()
+    }
+
     @Test func aNewStoreUsesIncrementalVacuumAndAnOldOneIsConvertedOnOpen() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -37,8 +37,15 @@ import TelemetryModel
             eventId: eventId)
     }
 
+    /// Waits for the store's connections rather than failing with SQLITE_BUSY.
+    static var patient: Configuration {
+        var c = Configuration()
+        c.busyMode = .timeout(10)
+        return c
+    }
+
     static func autoVacuumMode(_ file: URL) throws -> Int {
-        let queue = try DatabaseQueue(path: file.path)
+        let queue = try DatabaseQueue(path: file.path, configuration: patient)
         return try queue.read { try Int.fetchOne($0, sql: "PRAGMA auto_vacuum") ?? -1 }
     }
 
@@ -150,13 +157,13 @@ import TelemetryModel
             _ = try await store.append(
                 [StoreFixture.event(time: 1, eventId: "kept")], kind: .event, env: .prod, receivedAt: 1, incident: nil)
             await committer.close()
-            task.cancel()
+            _ = await task.result  // the store, and its connections, go with the committer
         }
         let fresh = try Self.autoVacuumMode(file)
         #expect(fresh == 2, "a new store must be created with auto_vacuum=INCREMENTAL")
 
         // A database written before incremental vacuum existed: auto_vacuum=NONE.
-        let old = try DatabaseQueue(path: file.path)
+        let old = try DatabaseQueue(path: file.path, configuration: Self.patient)
         try await old.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA auto_vacuum = NONE")
             try db.execute(sql: "VACUUM")

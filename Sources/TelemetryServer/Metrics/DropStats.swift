@@ -8,7 +8,8 @@ import TelemetryStore
 /// before records are routed, so they are not split by environment.
 struct DropStats: Encodable {
     var window: StatsWindow
-    var coverage = "hourly counts kept by the daemon (control.sqlite), including the hour 'since' falls in"
+    var coverage =
+        "hourly counts kept by the daemon (control.sqlite) from the start of the hour 'since' falls in; both environments together (records are counted before they are routed)"
     var dropped: [String: Int]
     var rejected: [String: Int]
     var droppedByKind: [String: [String: Int]]

@@ -21,25 +21,15 @@ import Testing
         return Array(lines.joined(separator: "\n").utf8)
     }
 
-    static func free(_ path: URL) -> Int {
-        var fs = statvfs()
-        guard statvfs(path.path, &fs) == 0 else { return -1 }
-        return Int(fs.f_bavail) * Int(fs.f_frsize)
-    }
-
     static func fileSize(_ url: URL) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.intValue ?? 0
     }
 
     @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
     func aFullDiskRecoversByRetentionWithoutAnOperator() async throws {
-        let mountPoint = FileManager.default.temporaryDirectory.appendingPathComponent("mamtd-reclaim-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
-        try #require(DiskHighWaterTests.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64m", "tmpfs", mountPoint.path]) == 0, "mount tmpfs failed")
-        defer {
-            _ = DiskHighWaterTests.run("/bin/umount", ["-l", mountPoint.path])
-            try? FileManager.default.removeItem(at: mountPoint)
-        }
+        let disk = try SmallDisk(megabytes: 64)
+        defer { disk.unmount() }
+        let mountPoint = disk.mountPoint
         // High-water at 16 MiB free, keep-free floor at 24 MiB.
         let d = try DaemonProcess(
             dataDirectory: mountPoint.appendingPathComponent("data"),
@@ -53,7 +43,7 @@ import Testing
         // About 24 MiB of acknowledged events, in arrival order.
         var acknowledged: [String] = []
         var request = 0
-        while Self.free(mountPoint) > 34 * Self.mib {
+        while disk.freeBytes > 34 * Self.mib {
             let (status, body, _) = try await d.post("/v1/telemetry", body: Self.batch(request, count: 64))
             try #require(status == 200, "\(String(decoding: body, as: UTF8.self))")
             acknowledged += (0..<64).map { "r\(request)-\($0)" }
@@ -64,7 +54,7 @@ import Testing
 
         // Something else on the disk takes all but 10 MiB: below the 16 MiB mark.
         let ballast = mountPoint.appendingPathComponent("ballast")
-        try Data(count: Self.free(mountPoint) - 10 * Self.mib).write(to: ballast)
+        try Data(count: disk.freeBytes - 10 * Self.mib).write(to: ballast)
 
         var sawRefusal = false
         var resumedAfter: Duration?
@@ -97,7 +87,7 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: ballast.path), "the test must not have freed anything itself")
 
         // The space came back to the filesystem, above the keep-free floor.
-        #expect(Self.free(mountPoint) >= 24 * Self.mib, "only \(Self.free(mountPoint)) bytes free after retention")
+        #expect(disk.freeBytes >= 24 * Self.mib, "only \(disk.freeBytes) bytes free after retention")
         #expect(Self.fileSize(database) < sizeBefore - 8 * Self.mib, "the database did not shrink: \(sizeBefore) -> \(Self.fileSize(database))")
 
         // Retention took the oldest records and nothing newer than the last one it took.

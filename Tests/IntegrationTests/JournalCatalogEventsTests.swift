@@ -13,20 +13,13 @@ struct JournalCatalogEventsTests {
     @Test func highWaterAndRefusalsAreLoggedOnceAndExplainedByTheCatalog() async throws {
         let harness = try JournaldHarness()
         defer { harness.remove() }
-        let d = try DaemonProcess()
-        defer { try? FileManager.default.removeItem(at: d.dataDirectory) }
-        _ = FileManager.default.createFile(atPath: d.logFile.path, contents: nil)
-        let log = try FileHandle(forWritingTo: d.logFile)
         // A high-water mark no disk meets: the daemon starts refusing ingest at once.
-        let daemon = try harness.launch(
-            DaemonProcess.binary.path,
-            [
-                "--data-dir", d.dataDirectory.path, "--listen", "127.0.0.1:\(d.port)",
-                "--disk-min-free-bytes", "\(1 << 60)", "--disk-keep-free-bytes", "0",
-            ],
-            standardOutput: log, standardError: log)
+        let (d, daemon) = try JournaldMirrorTests.launchDaemon(
+            in: harness, ["--disk-min-free-bytes", "\(1 << 60)", "--disk-keep-free-bytes", "0"])
+        defer { try? FileManager.default.removeItem(at: d.dataDirectory) }
         defer { JournaldMirrorTests.stop(daemon, harness) }
-        try await Self.waitUntilServing(d, daemon)
+        // `/readyz` is 503 while the disk is past its mark.
+        try await JournaldMirrorTests.waitUntilReady(d, daemon, path: "/healthz")
 
         // A storm of refusals makes one journal line, not one per request.
         for _ in 0..<20 {
@@ -53,18 +46,5 @@ struct JournalCatalogEventsTests {
         }
         JournaldMirrorTests.terminateCommand(of: harness, daemon)
         #expect(JournaldMirrorTests.waitForExit(daemon, timeout: 15))
-    }
-
-    /// `/readyz` is 503 while the disk is past its mark, so wait for `/healthz` instead.
-    static func waitUntilServing(_ d: DaemonProcess, _ harness: Process) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if !harness.isRunning {
-                throw DaemonProcess.DaemonError.exited(log: (try? String(contentsOf: d.logFile, encoding: .utf8)) ?? "")
-            }
-            if d.adminToken != nil, let (status, _) = try? await d.get("/healthz"), status == 200 { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw DaemonProcess.DaemonError.notReady
     }
 }

@@ -17,13 +17,8 @@ struct JournaldMirrorTests {
     @Test func recordsPostedOverHTTPComeBackThroughJournalctl() async throws {
         let harness = try JournaldHarness()
         defer { harness.remove() }
-        let d = try DaemonProcess()
+        let (d, daemon) = try Self.launchDaemon(in: harness)
         defer { try? FileManager.default.removeItem(at: d.dataDirectory) }
-        _ = FileManager.default.createFile(atPath: d.logFile.path, contents: nil)
-        let log = try FileHandle(forWritingTo: d.logFile)
-        let daemon = try harness.launch(
-            DaemonProcess.binary.path, ["--data-dir", d.dataDirectory.path, "--listen", "127.0.0.1:\(d.port)"],
-            standardOutput: log, standardError: log)
         defer { Self.stop(daemon, harness) }
         try await Self.waitUntilReady(d, daemon)
         let readiness = try await d.json("/readyz")
@@ -274,13 +269,26 @@ struct JournaldMirrorTests {
         return try output.standardOutput.split(separator: "\n").map(JournaldHarness.decodeEntry)
     }
 
-    static func waitUntilReady(_ d: DaemonProcess, _ harness: Process) async throws {
+    /// The built daemon, started inside `harness` on a free port with a fresh data directory
+    /// and its output in the `DaemonProcess`'s log file; the process is the harness.
+    static func launchDaemon(in harness: JournaldHarness, _ extraArguments: [String] = []) throws -> (DaemonProcess, Process) {
+        let d = try DaemonProcess()
+        _ = FileManager.default.createFile(atPath: d.logFile.path, contents: nil)
+        let log = try FileHandle(forWritingTo: d.logFile)
+        let daemon = try harness.launch(
+            DaemonProcess.binary.path, ["--data-dir", d.dataDirectory.path, "--listen", "127.0.0.1:\(d.port)"] + extraArguments,
+            standardOutput: log, standardError: log)
+        return (d, daemon)
+    }
+
+    /// Waits until `path` answers 200 (`/healthz` when the daemon is meant to be unready).
+    static func waitUntilReady(_ d: DaemonProcess, _ harness: Process, path: String = "/readyz") async throws {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             if !harness.isRunning {
                 throw DaemonProcess.DaemonError.exited(log: (try? String(contentsOf: d.logFile, encoding: .utf8)) ?? "")
             }
-            if d.adminToken != nil, let (status, _) = try? await d.get("/readyz"), status == 200 { return }
+            if d.adminToken != nil, let (status, _) = try? await d.get(path), status == 200 { return }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw DaemonProcess.DaemonError.notReady

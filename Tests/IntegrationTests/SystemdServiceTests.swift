@@ -60,17 +60,8 @@ import Testing
     func reloadGoodAndBadConfig() async throws {
         let notify = try NotifyListener()
         defer { notify.close() }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mamtd-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let config = directory.appendingPathComponent("config.yaml")
-        try "apps:\n  telemetryDisabled: []\n".write(to: config, atomically: true, encoding: .utf8)
-        let d = try DaemonProcess(
-            dataDirectory: directory.appendingPathComponent("data"), extraArguments: ["--config", config.path],
-            environment: ["NOTIFY_SOCKET": notify.path])
-        defer {
-            d.cleanUp()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        let (d, config) = try Self.daemon(config: "apps:\n  telemetryDisabled: []\n", environment: ["NOTIFY_SOCKET": notify.path])
+        defer { Self.cleanUp(d, config) }
         try await d.start()
         let pid = try #require(d.process?.processIdentifier)
 
@@ -128,17 +119,9 @@ import Testing
     func reloadAppliesLiveSettingsAndListsRestartOnlyKeys() async throws {
         let notify = try NotifyListener()
         defer { notify.close() }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mamtd-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let config = directory.appendingPathComponent("config.yaml")
-        try "apps:\n  telemetryDisabled: [com.k]\n".write(to: config, atomically: true, encoding: .utf8)
-        let d = try DaemonProcess(
-            dataDirectory: directory.appendingPathComponent("data"), extraArguments: ["--config", config.path],
-            environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "2000000"])
-        defer {
-            d.cleanUp()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        let (d, config) = try Self.daemon(
+            config: "apps:\n  telemetryDisabled: [com.k]\n", environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "2000000"])
+        defer { Self.cleanUp(d, config) }
         try await d.start()
         let pid = try #require(d.process?.processIdentifier)
 
@@ -311,6 +294,23 @@ import Testing
     }
 
     // MARK: helpers
+
+    /// A daemon (not started) reading `config` from a YAML file in a fresh directory that
+    /// also holds its data directory; returns the daemon and the file.
+    static func daemon(config text: String, environment: [String: String]) throws -> (DaemonProcess, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mamtd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let config = directory.appendingPathComponent("config.yaml")
+        try text.write(to: config, atomically: true, encoding: .utf8)
+        let d = try DaemonProcess(
+            dataDirectory: directory.appendingPathComponent("data"), extraArguments: ["--config", config.path], environment: environment)
+        return (d, config)
+    }
+
+    static func cleanUp(_ d: DaemonProcess, _ config: URL) {
+        d.cleanUp()
+        try? FileManager.default.removeItem(at: config.deletingLastPathComponent())
+    }
 
     /// The daemon's log: its stderr file, plus its journal entries when a journald runs on
     /// this host (the daemon then logs there instead of to stderr).

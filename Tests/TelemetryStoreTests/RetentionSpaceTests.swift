@@ -37,6 +37,18 @@ import TelemetryModel
             eventId: eventId)
     }
 
+    /// One batch of four records of about 50 kB stored each (~200 kB): events when `level`
+    /// is nil, else logs of that level, timed `firstTime` onwards.
+    static func appendBatch(
+        _ f: StoreFixture, _ level: LogLevel?, firstTime: Int64, env: TelemetryEnvironment = .prod, receivedAt: Int64
+    ) async throws {
+        let records = (0..<4).map { i -> DecodedRecord in
+            let time = firstTime + Int64(i)
+            return level.map { Self.log($0, time: time, bytes: 66_000) } ?? Self.event(time: time, eventId: "e\(time)", bytes: 66_000)
+        }
+        _ = try await f.store.append(records, kind: level == nil ? .event : .log, env: env, receivedAt: receivedAt, incident: nil)
+    }
+
     /// Waits for the store's connections rather than failing with SQLITE_BUSY.
     static var patient: Configuration {
         var c = Configuration()
@@ -78,15 +90,11 @@ import TelemetryModel
     @Test func sizeCapDeletesVerboseThenLogsThenEventsOldestFirst() async throws {
         let f = try StoreFixture()
         let now: Int64 = 1_000_000
-        // Arrival order: old events, info logs, verbose-only logs, new events; ~200 kB stored each.
-        let oldEvents = (0..<4).map { Self.event(time: Int64($0), eventId: "old-\($0)", bytes: 66_000) }
-        let infoLogs = (0..<4).map { Self.log(.info, time: 10 + Int64($0), bytes: 66_000) }
-        let verbose = (0..<4).map { Self.log(.verbose, time: 20 + Int64($0), bytes: 66_000) }
-        let newEvents = (0..<4).map { Self.event(time: 30 + Int64($0), eventId: "new-\($0)", bytes: 66_000) }
-        _ = try await f.store.append(oldEvents, kind: .event, env: .prod, receivedAt: now - 4, incident: nil)
-        _ = try await f.store.append(infoLogs, kind: .log, env: .prod, receivedAt: now - 3, incident: nil)
-        _ = try await f.store.append(verbose, kind: .log, env: .prod, receivedAt: now - 2, incident: nil)
-        _ = try await f.store.append(newEvents, kind: .event, env: .prod, receivedAt: now - 1, incident: nil)
+        // Arrival order: old events, info logs, verbose-only logs, new events.
+        try await Self.appendBatch(f, nil, firstTime: 0, receivedAt: now - 4)
+        try await Self.appendBatch(f, .info, firstTime: 10, receivedAt: now - 3)
+        try await Self.appendBatch(f, .verbose, firstTime: 20, receivedAt: now - 2)
+        try await Self.appendBatch(f, nil, firstTime: 30, receivedAt: now - 1)
 
         func sweep(maxBytes: Int64) async throws {
             let limits = RetentionPolicy.Limits(eventsMaxAge: nil, logsMaxAge: nil, verboseLogsMaxAge: nil, maxBytes: maxBytes)
@@ -119,12 +127,9 @@ import TelemetryModel
     @Test func makingRoomTakesVerboseLogsOfEitherEnvironmentBeforeOlderDataOfOtherClasses() async throws {
         let f = try StoreFixture()
         let now: Int64 = 1_000_000
-        let events = (0..<4).map { Self.event(time: Int64($0), eventId: "e\($0)", bytes: 66_000) }
-        let info = (0..<4).map { Self.log(.info, time: 10 + Int64($0), bytes: 66_000) }
-        let verbose = (0..<4).map { Self.log(.verbose, time: 20 + Int64($0), bytes: 66_000) }
-        _ = try await f.store.append(events, kind: .event, env: .prod, receivedAt: now - 3, incident: nil)
-        _ = try await f.store.append(info, kind: .log, env: .prod, receivedAt: now - 2, incident: nil)
-        _ = try await f.store.append(verbose, kind: .log, env: .ppe, receivedAt: now - 1, incident: nil)
+        try await Self.appendBatch(f, nil, firstTime: 0, receivedAt: now - 3)
+        try await Self.appendBatch(f, .info, firstTime: 10, receivedAt: now - 2)
+        try await Self.appendBatch(f, .verbose, firstTime: 20, env: .ppe, receivedAt: now - 1)
         let service = RetentionService(store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), now: { now })
         let store = f.store
         @Sendable func onDisk() -> Int64 { store.sizes().values.reduce(0, +) }

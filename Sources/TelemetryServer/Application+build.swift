@@ -23,11 +23,15 @@ public struct DaemonComponents: Sendable {
     public let settings: LiveSettings
     public let drops: DropLedger
 
-    public init(configuration: ServerConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger) throws {
+    /// - Parameter maintenance: told before a long one-time step while the store opens.
+    public init(
+        configuration: ServerConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger,
+        maintenance: @escaping StoreMaintenanceNotice = { _, _ in }
+    ) throws {
         self.configuration = configuration
         self.clock = clock
         let dir = configuration.dataDirectory
-        store = try SQLiteRecordStore(directory: dir, configuration: configuration.store, logger: logger)
+        store = try SQLiteRecordStore(directory: dir, configuration: configuration.store, logger: logger, maintenance: maintenance)
         let control = try ControlDatabase.open(directory: dir)
         registry = try AppRegistry(pool: control)
         registry.setConfigured(configuration.configuredApps)

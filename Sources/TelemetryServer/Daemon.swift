@@ -33,11 +33,16 @@ public enum Daemon {
             // Before anything creates a metric: swift-metrics binds each metric to the backend
             // that is bootstrapped when the metric is made.
             _ = MetricsBootstrap.bootstrap()
-            let components = try DaemonComponents(configuration: configuration, logger: logger)
+            let notifier = SystemdNotifier()
+            let components = try DaemonComponents(configuration: configuration, logger: logger) { what, bytes in
+                // A rewrite of a large database outlasts TimeoutStartSec=: ask for time at
+                // a pessimistic 20 MB/s, so systemd does not kill it halfway, again and again.
+                _ = notifier.extendTimeout(by: .seconds(60 + bytes / 20_000_000))
+                logger.notice("\(what): \(bytes) bytes, start-up takes longer this once")
+            }
             if let path = try await components.createFirstAdminTokenIfNeeded() {
                 logger.notice("no tokens were configured: created an admin token", metadata: ["path": "\(path.path)"])
             }
-            let notifier = SystemdNotifier()
             let mirror = JournalMirror(configuration: JournalMirrorConfiguration(configuration), logger: logger)
             var hooks = ApplicationHooks()
             hooks.mirror = JournalLogMirror(mirror: mirror, pseudonymizer: components.pseudonymizer)

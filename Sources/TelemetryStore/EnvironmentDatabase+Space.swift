@@ -1,6 +1,10 @@
 import Foundation
 import GRDB
 
+/// Told before a long one-time maintenance step while the store opens (what, and the bytes
+/// it rewrites), so the daemon can ask systemd for more start-up time and say why.
+public typealias StoreMaintenanceNotice = @Sendable (_ what: String, _ bytes: Int64) -> Void
+
 /// Giving deleted space back to the filesystem. SQLite keeps the pages of deleted rows on
 /// a free list inside the file, so without this a database never shrinks and a disk past
 /// its high-water mark never recovers by retention. With `auto_vacuum=INCREMENTAL`,
@@ -13,10 +17,15 @@ extension EnvironmentDatabase {
     /// Turns incremental vacuum on, once per database file. A new (empty) database only
     /// needs the setting; one created before it existed is rewritten by a one-time `VACUUM`
     /// (which needs free space about the size of the database, and cannot run inside the
-    /// migrator's transaction, so it runs here, before migrations).
-    static func enableIncrementalVacuum(_ pool: DatabasePool) throws {
+    /// migrator's transaction, so it runs here, before migrations). `notice` is told first
+    /// when there is data to rewrite, since that can take minutes on a large store.
+    func enableIncrementalVacuum(notice: StoreMaintenanceNotice) throws {
         try pool.writeWithoutTransaction { db in
-            guard try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") != incrementalAutoVacuum else { return }
+            guard try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") != Self.incrementalAutoVacuum else { return }
+            let bytes = sizeOnDisk()
+            if try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0 > 0 {
+                notice("converting the \(env.rawValue) database to incremental vacuum (once)", bytes)
+            }
             try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
             try db.execute(sql: "VACUUM")
         }

@@ -13,7 +13,10 @@ final class EnvironmentDatabase: Sendable {
     let pool: DatabasePool
     let configuration: StoreConfiguration
 
-    init(env: TelemetryEnvironment, directory: URL, configuration: StoreConfiguration) throws {
+    init(
+        env: TelemetryEnvironment, directory: URL, configuration: StoreConfiguration,
+        maintenance: StoreMaintenanceNotice = { _, _ in }
+    ) throws {
         self.env = env
         self.directory = directory
         self.configuration = configuration
@@ -30,7 +33,7 @@ final class EnvironmentDatabase: Sendable {
             try db.execute(sql: "PRAGMA secure_delete = FAST")
         }
         pool = try DatabasePool(path: directory.appendingPathComponent("records.sqlite").path, configuration: config)
-        try Self.enableIncrementalVacuum(pool)
+        try enableIncrementalVacuum(notice: maintenance)
         try StoreSchema.migrator.migrate(pool)
     }
 

@@ -82,9 +82,13 @@ public final class RetentionService: Service, Sendable {
         }
         while let need = need(), need.missingBytes > 0 {
             guard let (env, retentionClass) = try await oldestCandidate() else {
-                logger.warning(
-                    "retention deleted everything it may and the disk is still below its keep-free floor: something else fills it",
-                    metadata: ["missingBytes": "\(need.missingBytes)"])
+                // Said once, by the pass that emptied the store; later passes find nothing
+                // to delete and stay quiet (the high-water line already told the operator).
+                if total.batches > 0 {
+                    logger.warning(
+                        "retention deleted all stored data and the disk is still below its keep-free floor: something else fills it",
+                        metadata: ["missingBytes": "\(need.missingBytes)"])
+                }
                 break
             }
             let chunk = max(256 << 10, min(need.missingBytes, need.freeBytes / 2))

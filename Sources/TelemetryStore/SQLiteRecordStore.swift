@@ -11,12 +11,18 @@ public final class SQLiteRecordStore: RecordStore {
     public let committer: GroupCommitter
     public let directory: URL
 
-    public init(directory: URL, configuration: StoreConfiguration = .init(), logger: Logger = Logger(label: "store")) throws {
+    /// - Parameter maintenance: told before a long one-time step at open (see
+    ///   ``StoreMaintenanceNotice``).
+    public init(
+        directory: URL, configuration: StoreConfiguration = .init(), logger: Logger = Logger(label: "store"),
+        maintenance: @escaping StoreMaintenanceNotice = { _, _ in }
+    ) throws {
         self.directory = directory
         var dbs: [TelemetryEnvironment: EnvironmentDatabase] = [:]
         for env in TelemetryEnvironment.allCases {
             dbs[env] = try EnvironmentDatabase(
-                env: env, directory: directory.appendingPathComponent(env.rawValue), configuration: configuration)
+                env: env, directory: directory.appendingPathComponent(env.rawValue), configuration: configuration,
+                maintenance: maintenance)
         }
         databases = dbs
         committer = GroupCommitter(databases: dbs, broadcaster: broadcaster, configuration: configuration, logger: logger)

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import Synchronization
 import Testing
 import TelemetryModel
 @testable import TelemetryStore
@@ -155,8 +156,10 @@ import TelemetryModel
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("prod/records.sqlite")
+        let notices = Mutex<[String]>([])
+        let record: StoreMaintenanceNotice = { what, _ in notices.withLock { $0.append(what) } }
         do {
-            let store = try SQLiteRecordStore(directory: directory)
+            let store = try SQLiteRecordStore(directory: directory, maintenance: record)
             let committer = store.committer
             let task = Task { try await committer.run() }
             _ = try await store.append(
@@ -166,6 +169,7 @@ import TelemetryModel
         }
         let fresh = try Self.autoVacuumMode(file)
         #expect(fresh == 2, "a new store must be created with auto_vacuum=INCREMENTAL")
+        #expect(notices.withLock { $0 }.isEmpty, "an empty database needs no announced rewrite")
 
         // A database written before incremental vacuum existed: auto_vacuum=NONE.
         let old = try DatabaseQueue(path: file.path, configuration: Self.patient)
@@ -177,9 +181,10 @@ import TelemetryModel
         let converted = try Self.autoVacuumMode(file)
         #expect(converted == 0)
 
-        let reopened = try SQLiteRecordStore(directory: directory)
+        let reopened = try SQLiteRecordStore(directory: directory, maintenance: record)
         let mode = try Self.autoVacuumMode(file)
         #expect(mode == 2, "opening must convert an existing database once")
+        #expect(notices.withLock { $0 }.count == 1, "the rewrite was not announced (systemd would not extend the start timeout)")
         let page = try await reopened.query(RecordQuery(kind: .event, limit: 10))
         #expect(page.records.map(\.keys.time) == [1], "the conversion must keep every record")
         await reopened.committer.close()

@@ -115,7 +115,9 @@ let package = Package(
             name: "OTLPTests",
             dependencies: ["OTLP", "TelemetryModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         .testTarget(name: "TelemetryStoreTests", dependencies: ["TelemetryStore", "Compression"]),
-        .testTarget(name: "JournalTests", dependencies: ["Journal"]),
+        .testTarget(
+            name: "JournalTests",
+            dependencies: ["Journal", .product(name: "InMemoryLogging", package: "swift-log")]),
         .testTarget(name: "BundlesTests", dependencies: ["Bundles", "TelemetryStore"]),
         .testTarget(
             name: "TelemetryServerTests",
@@ -123,6 +125,7 @@ let package = Package(
                 "TelemetryServer", "Compression", "OTLP",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
             ]),
         .testTarget(
             name: "IntegrationTests",

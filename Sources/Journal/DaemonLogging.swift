@@ -31,9 +31,23 @@ public enum DaemonLogging {
         metadataProvider: Logger.MetadataProvider? = nil,
         journalReachable: Bool = JournalSocket.isReachable()
     ) -> Backend {
+        bootstrap(
+            identifier: identifier, levelControl: LogLevelControl(level), metadataProvider: metadataProvider,
+            journalReachable: journalReachable)
+    }
+
+    /// As ``bootstrap(identifier:level:metadataProvider:journalReachable:)``, with a level
+    /// that can change while the daemon runs (see ``LogLevelControl``).
+    @discardableResult
+    public static func bootstrap(
+        identifier: String = JournalEntry.daemonIdentifier, levelControl: LogLevelControl,
+        metadataProvider: Logger.MetadataProvider? = nil,
+        journalReachable: Bool = JournalSocket.isReachable()
+    ) -> Backend {
         let backend: Backend = journalReachable ? .journal : .standardError
+        let makeHandler = makeHandlerFactory(backend: backend, identifier: identifier, level: .trace)
         LoggingSystem.bootstrap(
-            makeHandlerFactory(backend: backend, identifier: identifier, level: level),
+            { label, provider in ControlledLevelLogHandler(wrapping: makeHandler(label, provider), control: levelControl) },
             metadataProvider: metadataProvider)
         if backend == .standardError {
             Logger(label: identifier).warning(

@@ -3,8 +3,9 @@
 /// A `MESSAGE_ID` lets an operator find every occurrence of an event regardless of its
 /// wording (`journalctl MESSAGE_ID=...`), and lets `journalctl -x` show the explanation
 /// from `systemd/mamtelemetryd.catalog`. The ids are random 128-bit values generated once
-/// and must never change: alerts, saved searches and the catalog refer to them. A test
-/// checks that every case has a catalog entry.
+/// and must never change: alerts, saved searches and the catalog refer to them. Every
+/// notable event logs with `.messageID(...)` from this enum, never a literal id; a test scans
+/// the sources for those call sites and checks the catalog explains exactly what is sent.
 public enum DaemonMessageID: String, Sendable, CaseIterable {
     /// The daemon is ready: store open, listener bound, READY=1 sent.
     case started = "a6099522270d4485853645158218332e"
@@ -14,6 +15,8 @@ public enum DaemonMessageID: String, Sendable, CaseIterable {
     case ingestRefused = "ae757b8f0c53474885405f3173698026"
     /// The store passed its disk high-water mark; ingest is refused until space returns.
     case storageHighWater = "5f615aebe5e24591a3ca4ede4cdc14b9"
+    /// Free space is back above the high-water mark; ingest is accepted again.
+    case storageRecovered = "69a4bd62e2cd4d9cb71c71dc37dd9dda"
     /// No systemd journal is reachable; records are not mirrored, the log goes to stderr.
     case journalUnavailable = "7f63436a9bb741f2966ac4e41165c087"
     /// Configuration and tokens were reloaded (SIGHUP / `systemctl reload`).

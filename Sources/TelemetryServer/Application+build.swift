@@ -20,28 +20,38 @@ public struct DaemonComponents: Sendable {
     public let disk: DiskGuard
     public let retention: RetentionService
     public let tokens: TokenStore
+    /// What `systemctl reload` changes while running; components read it when they act.
+    public let settings: LiveSettings
+    public let drops: DropLedger
 
-    /// `commitFaults` is a test seam of the store (see `CommitFaultInjector`).
+    /// `commitFaults` is a test seam of the store (see `CommitFaultInjector`); `maintenance`
+    /// is told before a long one-time step while the store opens.
     public init(
         configuration: ServerConfiguration, clock: any WallClock = SystemWallClock(),
-        commitFaults: any CommitFaultInjector = NoCommitFaults(), logger: Logger
+        commitFaults: any CommitFaultInjector = NoCommitFaults(), logger: Logger,
+        maintenance: @escaping StoreMaintenanceNotice = { _, _ in }
     ) throws {
         self.configuration = configuration
         self.clock = clock
         let dir = configuration.dataDirectory
         store = try SQLiteRecordStore(
-            directory: dir, configuration: configuration.store, faults: commitFaults, clock: { clock.nowMilliseconds() }, logger: logger)
+            directory: dir, configuration: configuration.store, faults: commitFaults, clock: { clock.nowMilliseconds() }, logger: logger,
+            maintenance: maintenance)
         let control = try ControlDatabase.open(directory: dir)
         registry = try AppRegistry(pool: control)
         registry.setConfigured(configuration.configuredApps)
         pseudonymizer = try PseudonymKeyFile.load(from: dir.appendingPathComponent("pseudonym.key"))
         tokens = try TokenStore(pool: control)
+        drops = try DropLedger(pool: control, logger: logger, now: { clock.nowMilliseconds() })
+        let settings = LiveSettings(configuration)
+        self.settings = settings
         let retention = RetentionService(
-            store: store, policy: configuration.retention, logger: logger, now: { clock.nowMilliseconds() })
+            store: store, policy: { settings.current.retention }, logger: logger, now: { clock.nowMilliseconds() })
         self.retention = retention
-        disk = DiskGuard(directory: dir, configuration: configuration.disk, logger: logger) {
-            _ = try? await retention.sweep()
-        }
+        let transitions = DiskTransitionLog(logger: logger, dataDirectory: dir.path)
+        disk = DiskGuard(
+            directory: dir, configuration: { settings.current.disk }, retention: retention, logger: logger,
+            onTransition: transitions.record)
     }
 
     /// On first start (no token exists) creates an admin token in `<data-dir>/admin.token`
@@ -59,7 +69,7 @@ public struct DaemonComponents: Sendable {
     }
 
     /// The background services every daemon runs beside the HTTP server.
-    public var services: [any Service] { [store.committer, disk, retention] }
+    public var services: [any Service] { [store.committer, drops, disk, retention] }
 }
 
 /// Extra wiring the daemon adds around the HTTP application (journald, systemd).
@@ -82,13 +92,14 @@ public func buildRouter(
     let router = Router(context: AppRequestContext.self)
     // Middleware applies to the routes added after it: count every request, refused ones too.
     router.add(middleware: HTTPMetricsMiddleware())
+    let settings = c.settings
     var accessLog = logger
     accessLog[metadataKey: "log"] = "access"
     let api = APIRoutes(
         router: router, tokens: c.tokens, configuration: c.configuration.auth, accessLog: accessLog, table: routeTable)
     let pipeline = IngestPipeline(
         store: c.store, registry: c.registry, clock: c.clock, mirror: hooks.mirror, configuration: c.configuration,
-        logger: logger)
+        settings: settings, drops: DropCounter(ledger: c.drops), logger: logger)
     let committer = c.store.committer
     let storeCheck = ReadinessCheck(name: "store", required: true) {
         committer.isHealthy() ? (true, "open, accepting") : (false, "commit in progress for too long")
@@ -97,16 +108,17 @@ public func buildRouter(
     let admission = IngestAdmission(
         limits: .init(maxInFlightBytes: c.configuration.maxInFlightBytes, maxQueuedRecords: c.configuration.maxQueuedRecords),
         committer: c.store.committer, disk: c.disk)
-    let rateLimiter = TokenRateLimiter(recordsPerSecond: c.configuration.perTokenRecordsPerSecond)
-    IngestRoutes(pipeline: pipeline, admission: admission, rateLimiter: rateLimiter).register(on: api)
+    let rateLimiter = TokenRateLimiter(recordsPerSecond: { settings.current.perTokenRecordsPerSecond })
+    IngestRoutes(pipeline: pipeline, admission: admission, rateLimiter: rateLimiter, refusals: IngestRefusalLog(logger: logger))
+        .register(on: api)
     QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
     AppRoutes(registry: c.registry, clock: c.clock).register(on: api)
     TokenRoutes(tokens: c.tokens, clock: c.clock).register(on: api)
     OpenAPIRoutes().register(on: api)
     BundleRoutes(store: c.store, pseudonymizer: c.pseudonymizer, clock: c.clock).register(on: api)
-    let metricsRequireToken = c.configuration.auth.metricsRequireToken
-    MetricsRoutes(registry: MetricsBootstrap.bootstrap(), store: c.store, metricsOpen: { !metricsRequireToken }).register(on: api)
-    StatsRoutes(store: c.store, clock: c.clock).register(on: api)
+    MetricsRoutes(registry: MetricsBootstrap.bootstrap(), store: c.store, metricsOpen: { !settings.current.metricsRequireToken })
+        .register(on: api)
+    StatsRoutes(store: c.store, drops: c.drops, clock: c.clock).register(on: api)
     ConsoleRoutes(catalog: ConsoleAssetCatalog()).register(on: api)
     PseudonymRoutes(pseudonymizer: c.pseudonymizer).register(on: api)
     return router

@@ -26,24 +26,28 @@ public enum Daemon {
             FileHandle.standardError.write(Data("mamtelemetryd: \(error)\n".utf8))
             return 78  // EX_CONFIG
         }
-        let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
-        DaemonLogging.bootstrap(identifier: "mamtelemetryd", level: level)
-        let logger = {
-            var l = Logger(label: "mamtelemetryd")
-            l.logLevel = level
-            return l
-        }()
+        // One level for every logger, changed in place by `systemctl reload`.
+        let logLevel = LogLevelControl(Logger.Level(rawValue: configuration.logLevel) ?? .info)
+        DaemonLogging.bootstrap(identifier: "mamtelemetryd", levelControl: logLevel)
+        let logger = Logger(label: "mamtelemetryd")
         do {
             // Before anything creates a metric: swift-metrics binds each metric to the backend
             // that is bootstrapped when the metric is made.
             _ = MetricsBootstrap.bootstrap()
             let crashHook = CrashAtCommitPoint(environment: ProcessInfo.processInfo.environment)
             if let crashHook { logger.warning("test hook armed: the daemon will SIGKILL itself", metadata: ["\(CrashAtCommitPoint.variable)": "\(crashHook.point.rawValue)"]) }
-            let components = try DaemonComponents(configuration: configuration, commitFaults: crashHook ?? NoCommitFaults(), logger: logger)
+            let notifier = SystemdNotifier()
+            let components = try DaemonComponents(
+                configuration: configuration, commitFaults: crashHook ?? NoCommitFaults(), logger: logger
+            ) { what, bytes in
+                // A rewrite of a large database outlasts TimeoutStartSec=: ask for time at
+                // a pessimistic 20 MB/s, so systemd does not kill it halfway, again and again.
+                _ = notifier.extendTimeout(by: .seconds(60 + bytes / 20_000_000))
+                logger.notice("\(what): \(bytes) bytes, start-up takes longer this once")
+            }
             if let path = try await components.createFirstAdminTokenIfNeeded() {
                 logger.notice("no tokens were configured: created an admin token", metadata: ["path": "\(path.path)"])
             }
-            let notifier = SystemdNotifier()
             let mirror = JournalMirror(configuration: JournalMirrorConfiguration(configuration), logger: logger)
             var hooks = ApplicationHooks()
             hooks.mirror = JournalLogMirror(mirror: mirror, pseudonymizer: components.pseudonymizer)
@@ -89,7 +93,10 @@ public enum Daemon {
                     services: [
                         .init(service: watchdog),
                         .init(service: app),
-                        .init(service: ReloadService(arguments: arguments, components: components, mirror: mirror, notifier: notifier, logger: logger)),
+                        .init(
+                            service: ReloadService(
+                                arguments: arguments, components: components, mirror: mirror, notifier: notifier,
+                                logLevel: logLevel, status: status, logger: logger)),
                         .init(service: StopNotifierService(notifier: notifier, logger: logger)),
                     ],
                     gracefulShutdownSignals: [.sigterm, .sigint],

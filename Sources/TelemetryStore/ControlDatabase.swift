@@ -1,9 +1,9 @@
 import Foundation
 import GRDB
 
-/// `control.sqlite`: the daemon's own small, durable state (app registry, tokens), kept
-/// apart from the record stores so it is never subject to their retention. One pool, shared
-/// by `AppRegistry` and `TokenStore`.
+/// `control.sqlite`: the daemon's own small, durable state (app registry, tokens, drop
+/// counts), kept apart from the record stores so it is never subject to their retention.
+/// One pool, shared by `AppRegistry`, `TokenStore` and `DropLedger`.
 public enum ControlDatabase {
     public static func open(directory: URL) throws -> DatabasePool {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -36,6 +36,23 @@ public enum ControlDatabase {
                       createdAt INTEGER NOT NULL,
                       revoked INTEGER NOT NULL DEFAULT 0
                     )
+                    """)
+        }
+        migrator.registerMigration("drops-v1") { db in
+            // Hourly counts of records not stored, by outcome (dropped by policy or rejected
+            // as invalid), reason, kind and app: they cannot be recomputed from the record
+            // stores, which never saw them. `appId` is '' when the record named none.
+            try db.execute(
+                sql: """
+                    CREATE TABLE drop_count (
+                      hour INTEGER NOT NULL,
+                      outcome TEXT NOT NULL,
+                      reason TEXT NOT NULL,
+                      kind TEXT NOT NULL,
+                      appId TEXT NOT NULL,
+                      count INTEGER NOT NULL,
+                      PRIMARY KEY (hour, outcome, reason, kind, appId)
+                    ) WITHOUT ROWID
                     """)
         }
         try migrator.migrate(pool)

@@ -4,22 +4,44 @@ import Metrics
 import ServiceLifecycle
 import Synchronization
 
-/// Watches the free space of the data directory's filesystem and raises the high-water
-/// flag when it falls below the configured floor, so ingest is refused with 507 before the
-/// disk fills (SPEC §4). Queries keep working. The flag clears by itself once space returns
-/// (retention, or the operator freeing space); a retention pass is triggered on the way up.
+/// Watches the free space of the data directory's filesystem. Below the high-water mark
+/// ingest is refused with 507 before the disk fills (queries keep working); below the
+/// keep-free floor retention deletes the oldest data and gives the space back, like
+/// journald's `SystemKeepFree=`. The refusal clears by itself at the first check that finds
+/// space back above the mark — freed by retention or by anyone else.
 public final class DiskGuard: Service, Sendable {
     public struct Configuration: Sendable, Hashable {
         /// Refuse ingest when fewer bytes than this are free ...
         public var minFreeBytes: Int64
         /// ... or when less than this share of the filesystem is free (0...1).
         public var minFreeRatio: Double
+        /// Retention deletes the oldest data while fewer bytes than this (and never less
+        /// than the high-water mark) are free; 0 turns deleting for free space off.
+        public var keepFreeBytes: Int64
         public var checkInterval: Duration
 
-        public init(minFreeBytes: Int64 = 512 << 20, minFreeRatio: Double = 0.05, checkInterval: Duration = .seconds(2)) {
+        public init(
+            minFreeBytes: Int64 = 512 << 20, minFreeRatio: Double = 0.05, keepFreeBytes: Int64 = 1 << 30,
+            checkInterval: Duration = .seconds(2)
+        ) {
             self.minFreeBytes = minFreeBytes
             self.minFreeRatio = minFreeRatio
+            self.keepFreeBytes = keepFreeBytes
             self.checkInterval = checkInterval
+        }
+
+        /// Free bytes below which ingest is refused, on a filesystem of `totalBytes`.
+        public func highWaterBytes(totalBytes: Int64) -> Int64 {
+            max(minFreeBytes, Int64((Double(totalBytes) * minFreeRatio).rounded(.up)))
+        }
+
+        /// Free bytes below which retention deletes for space, nil when that is off. Never
+        /// below the high-water mark, so retention always acts before ingest is refused for
+        /// long; it then frees a tenth more than the floor so it does not run again for
+        /// every few writes.
+        public func keepFreeFloor(totalBytes: Int64) -> Int64? {
+            guard keepFreeBytes > 0 else { return nil }
+            return max(keepFreeBytes, highWaterBytes(totalBytes: totalBytes))
         }
     }
 
@@ -29,18 +51,37 @@ public final class DiskGuard: Service, Sendable {
         public var refusing: Bool
     }
 
-    private let directory: URL
-    private let configuration: Configuration
-    private let logger: Logger
-    private let state = Mutex(Status(freeBytes: .max, totalBytes: .max, refusing: false))
-    private let onHighWater: @Sendable () async -> Void
+    /// A change of the refusal state, for the daemon's log.
+    public enum Transition: Sendable, Hashable {
+        /// Free space fell below the high-water mark (`highWaterBytes`): ingest is refused.
+        case refusing(Status, highWaterBytes: Int64)
+        /// Free space is back above the mark: ingest is accepted again.
+        case resumed(Status)
+    }
 
-    public init(directory: URL, configuration: Configuration, logger: Logger, onHighWater: @escaping @Sendable () async -> Void = {}) {
+    private let directory: URL
+    private let configuration: @Sendable () -> Configuration
+    private let space: any FilesystemSpace
+    private let retention: RetentionService?
+    private let logger: Logger
+    private let onTransition: @Sendable (Transition) -> Void
+    private let state = Mutex(Status(freeBytes: .max, totalBytes: .max, refusing: false))
+
+    /// - Parameters:
+    ///   - configuration: read at every check, so reloaded thresholds apply at the next one.
+    ///   - retention: deletes for space below the keep-free floor; nil to only refuse.
+    ///   - onTransition: told when the refusal starts and ends (the daemon logs it).
+    public init(
+        directory: URL, configuration: @escaping @Sendable () -> Configuration, space: any FilesystemSpace = StatvfsFilesystemSpace(),
+        retention: RetentionService? = nil, logger: Logger, onTransition: @escaping @Sendable (Transition) -> Void = { _ in }
+    ) {
         self.directory = directory
         self.configuration = configuration
+        self.space = space
+        self.retention = retention
         self.logger = logger
-        self.onHighWater = onHighWater
-        _ = check()
+        self.onTransition = onTransition
+        check()
     }
 
     public var status: Status { state.withLock { $0 } }
@@ -49,44 +90,61 @@ public final class DiskGuard: Service, Sendable {
     public func refusal() -> String? {
         let s = status
         guard s.refusing else { return nil }
-        return "the data directory has \(s.freeBytes) bytes free, below the high-water mark "
-            + "(diskMinFreeBytes=\(configuration.minFreeBytes), diskMinFreeRatio=\(configuration.minFreeRatio)); "
-            + "ingest resumes by itself when space returns"
+        let c = configuration()
+        var message = "the data directory has \(s.freeBytes) bytes free, below the high-water mark "
+            + "(disk.minFreeBytes=\(c.minFreeBytes), disk.minFreeRatio=\(c.minFreeRatio)); "
+        if c.keepFreeBytes > 0 {
+            message += "retention is deleting the oldest data to free space (disk.keepFreeBytes=\(c.keepFreeBytes)) and "
+        }
+        return message + "ingest resumes by itself when space returns"
     }
 
-    /// Reads statvfs now and updates the flag; returns whether it changed.
+    /// Reads the filesystem now and updates the flag; returns whether it changed.
     @discardableResult
     public func check() -> Bool {
-        var fs = statvfs()
-        guard statvfs(directory.path, &fs) == 0 else { return false }
-        let free = Int64(fs.f_bavail) * Int64(fs.f_frsize)
-        let total = Int64(fs.f_blocks) * Int64(fs.f_frsize)
-        let refusing = free < configuration.minFreeBytes || (total > 0 && Double(free) / Double(total) < configuration.minFreeRatio)
+        guard let usage = space.usage(of: directory) else { return false }
+        let highWater = configuration().highWaterBytes(totalBytes: usage.totalBytes)
+        let now = Status(freeBytes: usage.freeBytes, totalBytes: usage.totalBytes, refusing: usage.freeBytes < highWater)
         let changed = state.withLock { s -> Bool in
-            defer { s = Status(freeBytes: free, totalBytes: total, refusing: refusing) }
-            return s.refusing != refusing
+            defer { s = now }
+            return s.refusing != now.refusing
         }
-        Gauge(label: "mamtelemetry_disk_free_bytes").record(free)
-        Gauge(label: "mamtelemetry_disk_high_water").record(refusing ? 1 : 0)
+        Gauge(label: "mamtelemetry_disk_free_bytes").record(now.freeBytes)
+        Gauge(label: "mamtelemetry_disk_high_water").record(now.refusing ? 1 : 0)
         if changed {
-            if refusing {
-                logger.error(
-                    "storage high-water: refusing ingest until space returns",
-                    metadata: ["MESSAGE_ID": "\(DiskGuard.highWaterMessageID)", "freeBytes": "\(free)", "dataDir": "\(directory.path)"])
-            } else {
-                logger.notice("storage below high-water again: ingest resumed", metadata: ["freeBytes": "\(free)"])
-            }
+            onTransition(now.refusing ? .refusing(now, highWaterBytes: highWater) : .resumed(now))
         }
         return changed
     }
 
-    /// The journald MESSAGE_ID of "storage high-water" (see systemd/mamtelemetryd.catalog).
-    public static let highWaterMessageID = "6b8f2c1e4d3a4f0e9b7c5a2d1e0f3c4b"
+    /// Below the keep-free floor, has retention delete the oldest data until a tenth more
+    /// than the floor is free (or nothing deletable is left).
+    public func keepFloor() async {
+        guard let retention, let usage = space.usage(of: directory),
+            let floor = configuration().keepFreeFloor(totalBytes: usage.totalBytes), usage.freeBytes < floor
+        else { return }
+        // Saturating: a floor configured near Int64.max (an operator's "always refuse") must
+        // not trap the guard.
+        let (sum, overflow) = floor.addingReportingOverflow(floor / 10)
+        let target = overflow ? Int64.max : sum
+        let (space, directory) = (self.space, self.directory)
+        do {
+            try await retention.makeRoom {
+                space.usage(of: directory).map { RetentionService.SpaceNeed(missingBytes: target - $0.freeBytes, freeBytes: $0.freeBytes) }
+            }
+        } catch {
+            logger.error("retention could not free space", metadata: ["error": "\(error)"])
+        }
+    }
 
+    /// Checks, then keeps the floor, every `checkInterval`. The refusal is re-evaluated at
+    /// the next check, so it lasts at least one interval: clients get one clear answer
+    /// (507 with Retry-After) rather than a flicker around the mark.
     public func run() async throws {
         while !Task.isShuttingDownGracefully {
-            if check(), status.refusing { await onHighWater() }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.configuration.checkInterval) }
+            check()
+            await keepFloor()
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.configuration().checkInterval) }
         }
     }
 }

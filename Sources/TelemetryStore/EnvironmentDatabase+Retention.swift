@@ -4,46 +4,99 @@ import GRDB
 import TelemetryModel
 
 extension EnvironmentDatabase {
-    /// Deletes batches past their age, then the oldest batches while the environment holds
-    /// more than `maxBytes`, with their dedup ids, in one transaction. Batches are judged by
+    /// Deletes batches past their age, then — while the database holds more than `maxBytes` —
+    /// the oldest batches in ``RetentionClass`` order, with their dedup ids, in one
+    /// transaction; then gives the freed pages back to the filesystem. Batches are judged by
     /// receive time, so a device with a wrong clock cannot keep data forever or lose it early.
     func applyRetention(_ limits: RetentionPolicy.Limits, nowMs: Int64) async throws -> RetentionResult {
-        try await pool.write { db in
+        var result = try await pool.write { db in
             var result = RetentionResult()
-            func delete(where condition: String, _ args: StatementArguments) throws {
-                let rows = try Row.fetchAll(db, sql: "SELECT id, firstSeq, count, storedBytes FROM batch WHERE \(condition)", arguments: args)
-                for row in rows {
-                    let first: Int64 = row["firstSeq"]
-                    let count: Int64 = row["count"]
-                    try db.execute(sql: "DELETE FROM event_id WHERE seq >= ? AND seq < ?", arguments: [first, first + count])
-                    try db.execute(sql: "DELETE FROM batch WHERE id = ?", arguments: [row["id"] as Int64])
-                    result.batches += 1
-                    result.records += Int(count)
-                    result.bytes += row["storedBytes"] as Int64
-                }
-            }
-            // kind 0 = events, 1 = logs; levelMask 1 = verbose-only batch.
             if let age = limits.eventsMaxAge {
-                try delete(where: "kind = 0 AND receivedAt < ?", [nowMs - age * 1000])
+                result += try Self.deleteBatches(where: "kind = 0 AND receivedAt < ?", [nowMs - age * 1000], db: db)
             }
             if let age = limits.logsMaxAge {
-                try delete(where: "kind = 1 AND receivedAt < ?", [nowMs - age * 1000])
+                result += try Self.deleteBatches(where: "kind = 1 AND receivedAt < ?", [nowMs - age * 1000], db: db)
             }
             if let age = limits.verboseLogsMaxAge {
-                try delete(where: "kind = 1 AND levelMask = 1 AND receivedAt < ?", [nowMs - age * 1000])
+                let verboseOnly = RetentionClass.verboseLogs.condition
+                result += try Self.deleteBatches(where: "\(verboseOnly) AND receivedAt < ?", [nowMs - age * 1000], db: db)
                 result.verboseScrubbed += try Self.scrubVerbose(olderThan: nowMs - age * 1000, db: db)
             }
             if let maxBytes = limits.maxBytes {
-                var total = try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(storedBytes), 0) FROM batch") ?? 0
-                while total > maxBytes {
-                    guard let oldest = try Row.fetchOne(db, sql: "SELECT id, storedBytes FROM batch ORDER BY id LIMIT 1") else { break }
-                    try delete(where: "id = ?", [oldest["id"] as Int64])
-                    total -= oldest["storedBytes"] as Int64
-                }
+                result += try Self.deleteForSizeCap(maxBytes, db: db)
             }
             try db.execute(sql: "DELETE FROM incident WHERE createdAt < ?", arguments: [nowMs - (limits.logsMaxAge ?? Int64.max / 2000) * 1000])
             return result
         }
+        if result.batches > 0 || result.verboseScrubbed > 0 {
+            result.bytesReturned = try await returnFreePages()
+        }
+        return result
+    }
+
+    /// The receive time of the oldest batch of `retentionClass`, nil when there is none:
+    /// how retention picks the environment to take from when space runs short.
+    func oldestReceivedAt(_ retentionClass: RetentionClass) async throws -> Int64? {
+        try await pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT MIN(receivedAt) FROM batch WHERE \(retentionClass.condition)")
+        }
+    }
+
+    /// Deletes the oldest batches of `retentionClass` until at least `bytes` stored bytes are
+    /// gone (at least one batch when any exists), then gives the pages back.
+    func deleteOldest(_ retentionClass: RetentionClass, atLeast bytes: Int64) async throws -> RetentionResult {
+        var result = try await pool.write { db in try Self.deleteOldest(retentionClass, atLeast: bytes, db: db) }
+        if result.batches > 0 { result.bytesReturned = try await returnFreePages() }
+        return result
+    }
+
+    /// Deletes in ``RetentionClass`` order until the database's live pages fit in `maxBytes`.
+    private static func deleteForSizeCap(_ maxBytes: Int64, db: Database) throws -> RetentionResult {
+        var result = RetentionResult()
+        var used = try usedBytes(db)
+        for retentionClass in RetentionClass.allCases {
+            while used > maxBytes {
+                let removed = try deleteOldest(retentionClass, atLeast: used - maxBytes, db: db)
+                if removed.batches == 0 { break }
+                result += removed
+                used = try usedBytes(db)
+            }
+        }
+        return result
+    }
+
+    private static func deleteOldest(_ retentionClass: RetentionClass, atLeast bytes: Int64, db: Database) throws -> RetentionResult {
+        // The batches to go, oldest first, up to and including the one that reaches `bytes`
+        // (the cursor is done before anything is deleted).
+        let last: Int64? = try {
+            let cursor = try Row.fetchCursor(
+                db, sql: "SELECT id, storedBytes FROM batch WHERE \(retentionClass.condition) ORDER BY id")
+            var lastId: Int64?
+            var total: Int64 = 0
+            while total < bytes, let row = try cursor.next() {
+                lastId = row["id"]
+                total += row["storedBytes"] as Int64
+            }
+            return lastId
+        }()
+        guard let lastId = last else { return RetentionResult() }
+        return try deleteBatches(where: "\(retentionClass.condition) AND id <= ?", [lastId], db: db)
+    }
+
+    /// Deletes the matching batches and the dedup ids of their records.
+    private static func deleteBatches(where condition: String, _ arguments: StatementArguments, db: Database) throws -> RetentionResult {
+        var result = RetentionResult()
+        let rows = try Row.fetchAll(db, sql: "SELECT id, firstSeq, count, storedBytes FROM batch WHERE \(condition)", arguments: arguments)
+        for row in rows {
+            let first: Int64 = row["firstSeq"]
+            let count: Int64 = row["count"]
+            try db.execute(sql: "DELETE FROM event_id WHERE seq >= ? AND seq < ?", arguments: [first, first + count])
+            try db.execute(sql: "DELETE FROM batch WHERE id = ?", arguments: [row["id"] as Int64])
+            result.batches += 1
+            result.records += Int(count)
+            result.bytes += row["storedBytes"] as Int64
+        }
+        return result
     }
 }
 

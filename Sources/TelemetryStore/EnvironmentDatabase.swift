@@ -13,7 +13,10 @@ final class EnvironmentDatabase: Sendable {
     let pool: DatabasePool
     let configuration: StoreConfiguration
 
-    init(env: TelemetryEnvironment, directory: URL, configuration: StoreConfiguration) throws {
+    init(
+        env: TelemetryEnvironment, directory: URL, configuration: StoreConfiguration,
+        maintenance: StoreMaintenanceNotice = { _, _ in }
+    ) throws {
         self.env = env
         self.directory = directory
         self.configuration = configuration
@@ -23,8 +26,14 @@ final class EnvironmentDatabase: Sendable {
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
+            // Debian's SQLite zeroes every freed page by default, which writes each deleted
+            // batch to the WAL once more: retention on a nearly full disk would need as much
+            // room as it frees. FAST zeroes only what costs no extra I/O; incremental vacuum
+            // then cuts the freed pages off the file, so deleted records do not stay in it.
+            try db.execute(sql: "PRAGMA secure_delete = FAST")
         }
         pool = try DatabasePool(path: directory.appendingPathComponent("records.sqlite").path, configuration: config)
+        try enableIncrementalVacuum(notice: maintenance)
         try StoreSchema.migrator.migrate(pool)
     }
 

@@ -1,15 +1,19 @@
 import TelemetryModel
 
-/// How long and how much each environment keeps (SPEC §4). Verbose log records may carry
-/// PII, so they get the shortest age by default: past it their content is scrubbed in place
-/// (tombstones keep ids and order) and verbose-only batches are deleted.
+/// How long and how much each environment keeps. Verbose log records may carry PII, so they
+/// get the shortest age by default: past it their content is scrubbed in place (tombstones
+/// keep ids and order) and verbose-only batches are deleted. The size cap deletes in
+/// ``RetentionClass`` order. The free space retention keeps on the filesystem is the disk
+/// guard's (`DiskGuard.Configuration.keepFreeBytes`), since it is one floor for both
+/// environments.
 public struct RetentionPolicy: Sendable, Hashable {
     public struct Limits: Sendable, Hashable {
         /// Oldest receive age kept, in seconds (nil: no age limit).
         public var eventsMaxAge: Int64?
         public var logsMaxAge: Int64?
         public var verboseLogsMaxAge: Int64?
-        /// Most compressed bytes kept for this environment; the oldest batches go first.
+        /// Most bytes this environment's database may hold (its live pages); past it batches
+        /// are deleted in ``RetentionClass`` order, oldest first.
         public var maxBytes: Int64?
 
         public init(eventsMaxAge: Int64?, logsMaxAge: Int64?, verboseLogsMaxAge: Int64?, maxBytes: Int64?) {
@@ -38,7 +42,20 @@ public struct RetentionPolicy: Sendable, Hashable {
 public struct RetentionResult: Sendable, Hashable {
     public var batches = 0
     public var records = 0
+    /// Compressed bytes of the deleted batches.
     public var bytes: Int64 = 0
     /// Verbose records whose content was scrubbed in place.
     public var verboseScrubbed = 0
+    /// Bytes the database files shrank by (free pages cut off, WAL emptied).
+    public var bytesReturned: Int64 = 0
+
+    public init() {}
+
+    public static func += (lhs: inout RetentionResult, rhs: RetentionResult) {
+        lhs.batches += rhs.batches
+        lhs.records += rhs.records
+        lhs.bytes += rhs.bytes
+        lhs.verboseScrubbed += rhs.verboseScrubbed
+        lhs.bytesReturned += rhs.bytesReturned
+    }
 }

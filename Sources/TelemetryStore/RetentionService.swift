@@ -4,18 +4,35 @@ import Metrics
 import ServiceLifecycle
 import TelemetryModel
 
-/// Applies the retention policy every `interval`, and on demand (e.g. when the disk
-/// guard sees the data directory past its high-water mark).
+/// Applies the retention policy every `interval` (age and size cap per environment), on
+/// demand after a reload, and — called by the disk guard — deletes the oldest data when the
+/// filesystem is below its keep-free floor. Every deletion gives its pages back to the
+/// filesystem, which is what lets a disk past its high-water mark recover by itself.
 public final class RetentionService: Service, Sendable {
+    /// How much free space is still missing, re-measured after every deletion round.
+    public struct SpaceNeed: Sendable, Hashable {
+        /// Bytes short of the target (nothing to do when zero or less).
+        public var missingBytes: Int64
+        /// Bytes free now: bounds how much one round may delete, because moving pages to
+        /// truncate the file goes through the WAL first.
+        public var freeBytes: Int64
+
+        public init(missingBytes: Int64, freeBytes: Int64) {
+            self.missingBytes = missingBytes
+            self.freeBytes = freeBytes
+        }
+    }
+
     private let store: SQLiteRecordStore
-    private let policy: RetentionPolicy
+    private let policy: @Sendable () -> RetentionPolicy
     private let interval: Duration
     private let logger: Logger
     private let now: @Sendable () -> Int64
 
+    /// - Parameter policy: read at every pass, so a reloaded policy applies at the next one.
     public init(
-        store: SQLiteRecordStore, policy: RetentionPolicy, interval: Duration = .seconds(300), logger: Logger,
-        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        store: SQLiteRecordStore, policy: @escaping @Sendable () -> RetentionPolicy, interval: Duration = .seconds(300),
+        logger: Logger, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
     ) {
         self.store = store
         self.policy = policy
@@ -24,19 +41,87 @@ public final class RetentionService: Service, Sendable {
         self.now = now
     }
 
-    /// One pass over both environments.
+    /// A service with a fixed policy.
+    public convenience init(
+        store: SQLiteRecordStore, policy: RetentionPolicy, interval: Duration = .seconds(300), logger: Logger,
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+    ) {
+        self.init(store: store, policy: { policy }, interval: interval, logger: logger, now: now)
+    }
+
+    /// One pass of the age and size limits over both environments.
     @discardableResult
     public func sweep() async throws -> [TelemetryEnvironment: RetentionResult] {
         var out: [TelemetryEnvironment: RetentionResult] = [:]
+        let policy = policy()
         for env in TelemetryEnvironment.allCases {
-            let r = try await store.databases[env]!.applyRetention(policy.limits(for: env), nowMs: now())
+            let r = try await database(env).applyRetention(policy.limits(for: env), nowMs: now())
             out[env] = r
             if r.batches > 0 {
-                Counter(label: "mamtelemetry_retention_deleted_records_total", dimensions: [("env", env.rawValue)]).increment(by: r.records)
-                logger.info("retention removed old data", metadata: ["env": "\(env)", "batches": "\(r.batches)", "records": "\(r.records)"])
+                count(r, env: env)
+                logger.info(
+                    "retention removed old data",
+                    metadata: [
+                        "env": "\(env)", "batches": "\(r.batches)", "records": "\(r.records)", "bytesReturned": "\(r.bytesReturned)",
+                    ])
             }
         }
         return out
+    }
+
+    /// Frees filesystem space until `need` reports none missing or nothing is left to
+    /// delete: first what costs no data (free pages, the WAL), then the oldest batches in
+    /// ``RetentionClass`` order, taking from whichever environment holds the oldest batch
+    /// of the class. Each round deletes at most half the free space's worth, so the WAL
+    /// that truncating the file needs always fits.
+    @discardableResult
+    public func makeRoom(_ need: @Sendable () -> SpaceNeed?) async throws -> RetentionResult {
+        var total = RetentionResult()
+        for env in TelemetryEnvironment.allCases {
+            total.bytesReturned += try await database(env).returnFreePages()
+        }
+        while let need = need(), need.missingBytes > 0 {
+            guard let (env, retentionClass) = try await oldestCandidate() else {
+                // Said once, by the pass that emptied the store; later passes find nothing
+                // to delete and stay quiet (the high-water line already told the operator).
+                if total.batches > 0 {
+                    logger.warning(
+                        "retention deleted all stored data and the disk is still below its keep-free floor: something else fills it",
+                        metadata: ["missingBytes": "\(need.missingBytes)"])
+                }
+                break
+            }
+            let chunk = max(256 << 10, min(need.missingBytes, need.freeBytes / 2))
+            let r = try await database(env).deleteOldest(retentionClass, atLeast: chunk)
+            count(r, env: env)
+            total += r
+        }
+        if total.batches > 0 {
+            logger.notice(
+                "retention deleted the oldest data to keep free space on the disk",
+                metadata: ["batches": "\(total.batches)", "records": "\(total.records)", "bytesReturned": "\(total.bytesReturned)"])
+        }
+        return total
+    }
+
+    /// The environment holding the oldest batch of the first class that has any.
+    private func oldestCandidate() async throws -> (TelemetryEnvironment, RetentionClass)? {
+        for retentionClass in RetentionClass.allCases {
+            var best: (env: TelemetryEnvironment, receivedAt: Int64)?
+            for env in TelemetryEnvironment.allCases {
+                guard let oldest = try await database(env).oldestReceivedAt(retentionClass) else { continue }
+                if best == nil || oldest < best!.receivedAt { best = (env, oldest) }
+            }
+            if let best { return (best.env, retentionClass) }
+        }
+        return nil
+    }
+
+    private func database(_ env: TelemetryEnvironment) -> EnvironmentDatabase { store.databases[env]! }
+
+    private func count(_ r: RetentionResult, env: TelemetryEnvironment) {
+        guard r.records > 0 else { return }
+        Counter(label: "mamtelemetry_retention_deleted_records_total", dimensions: [("env", env.rawValue)]).increment(by: r.records)
     }
 
     public func run() async throws {

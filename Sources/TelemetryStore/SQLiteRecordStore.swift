@@ -12,17 +12,19 @@ public final class SQLiteRecordStore: RecordStore {
     public let directory: URL
 
     /// `faults` is a test seam for cross-environment commits (see `CommitFaultInjector`).
-    /// Opening resolves a cross-environment commit a crash interrupted, before any write.
+    /// Opening resolves a cross-environment commit a crash interrupted, before any write;
+    /// `maintenance` is told before a long one-time step at open (see ``StoreMaintenanceNotice``).
     public init(
         directory: URL, configuration: StoreConfiguration = .init(), faults: any CommitFaultInjector = NoCommitFaults(),
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
-        logger: Logger = Logger(label: "store")
+        logger: Logger = Logger(label: "store"), maintenance: @escaping StoreMaintenanceNotice = { _, _ in }
     ) throws {
         self.directory = directory
         var dbs: [TelemetryEnvironment: EnvironmentDatabase] = [:]
         for env in TelemetryEnvironment.allCases {
             dbs[env] = try EnvironmentDatabase(
-                env: env, directory: directory.appendingPathComponent(env.rawValue), configuration: configuration)
+                env: env, directory: directory.appendingPathComponent(env.rawValue), configuration: configuration,
+                maintenance: maintenance)
         }
         databases = dbs
         let recovered = try CrossEnvironmentCommit(

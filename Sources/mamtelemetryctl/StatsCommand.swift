@@ -107,7 +107,8 @@ struct StatsCommand: AsyncParsableCommand {
     }
 
     struct Drops: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Dropped and rejected records by reason (since daemon start).")
+        static let configuration = CommandConfiguration(
+            abstract: "Dropped and rejected records by reason, kind and app (hourly counts kept by the daemon).")
         @OptionGroup var server: ServerOptions
         @OptionGroup var window: Window
 
@@ -120,6 +121,11 @@ struct StatsCommand: AsyncParsableCommand {
                 }
             }
             print(Table.render(rows))
+            var apps = [["APP", "REASON", "DROPPED"]]
+            for (app, reasons) in (answer["droppedByApp"] as? [String: [String: Int]] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                for (reason, n) in reasons.sorted(by: { $0.key < $1.key }) { apps.append([app.isEmpty ? "-" : app, reason, "\(n)"]) }
+            }
+            if apps.count > 1 { print(Table.render(apps)) }
             print("coverage: \(answer["coverage"] as? String ?? "?")")
         }
     }

@@ -3,12 +3,13 @@ import Testing
 
 extension JournaldHarness {
     /// Starts the built daemon inside this harness on a free port with its own data
-    /// directory (the caller removes it) and waits until it is ready. With `user`, the
+    /// directory (the caller removes it) and waits until `readyPath` answers 200 (`/healthz`
+    /// for a daemon meant to be unready). With `user`, the
     /// daemon runs as that uid (and gid) with exactly the supplementary `groups` given, and
     /// the journal directory is set up the way systemd-tmpfiles sets up `/run/log/journal`
     /// (group `systemd-journal`, setgid), so journal access is decided by group as on a host.
     func launchDaemon(
-        _ arguments: [String] = [], user: (uid: UInt32, groups: [UInt32])? = nil
+        _ arguments: [String] = [], user: (uid: UInt32, groups: [UInt32])? = nil, readyPath: String = "/readyz"
     ) async throws -> (DaemonProcess, Process) {
         let d = try DaemonProcess()
         _ = FileManager.default.createFile(atPath: d.logFile.path, contents: nil)
@@ -23,7 +24,7 @@ extension JournaldHarness {
         }
         let daemon = try launch(command[0], Array(command.dropFirst()), standardOutput: log, standardError: log)
         do {
-            try await JournaldMirrorTests.waitUntilReady(d, daemon)
+            try await JournaldMirrorTests.waitUntilReady(d, daemon, path: readyPath)
         } catch {
             JournaldMirrorTests.stop(daemon, self)
             throw error

@@ -197,19 +197,10 @@ struct JournaldMirrorTests {
     /// -D ... -x` runs in a private mount namespace where a tmpfs over `/var/lib/systemd`
     /// holds that database — the host's catalog is never read or written.
     static func catalogExplainsStarted(_ harness: JournaldHarness) throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("mamtelemetryd-catalog-\(UUID().uuidString)")
+        let root = try buildCatalogDatabase()
         defer { try? FileManager.default.removeItem(at: root) }
-        let catalogDirectory = root.appendingPathComponent("usr/lib/systemd/catalog")
-        try FileManager.default.createDirectory(at: catalogDirectory, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: catalog, to: catalogDirectory.appendingPathComponent("mamtelemetryd.catalog"))
-        let update = try JournaldHarness.journalctl(["--root=\(root.path)", "--update-catalog"])
-        #expect(update.status == 0, "\(update.standardError)")
         let database = root.appendingPathComponent("var/lib/systemd/catalog/database")
-        #expect(FileManager.default.fileExists(atPath: database.path))
-
-        let text = try String(contentsOf: catalog, encoding: .utf8)
-        let section = try #require(text.components(separatedBy: "-- \(startedID)\n").dropFirst().first)
-        let subject = try #require(section.split(separator: "\n").first { $0.hasPrefix("Subject: ") }.map(String.init))
+        let subject = try catalogSubject(of: startedID)
 
         let refused = try JournaldHarness.journalctl(["-D", harness.journalDirectory.path, "--root=\(root.path)", "-x", "--no-pager"])
         #expect(refused.status != 0, "journalctl accepted -D with --root")
@@ -225,15 +216,35 @@ struct JournaldMirrorTests {
         #expect(!bare.standardOutput.contains(subject))
     }
 
-    /// `journalctl -D <journal> -x MESSAGE_ID=<started>` with `database` (or none) as the
+    /// A temporary root whose `var/lib/systemd/catalog/database` journalctl built from the
+    /// shipped catalog; the caller deletes it.
+    static func buildCatalogDatabase() throws -> URL {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("mamtelemetryd-catalog-\(UUID().uuidString)")
+        let catalogDirectory = root.appendingPathComponent("usr/lib/systemd/catalog")
+        try FileManager.default.createDirectory(at: catalogDirectory, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: catalog, to: catalogDirectory.appendingPathComponent("mamtelemetryd.catalog"))
+        let update = try JournaldHarness.journalctl(["--root=\(root.path)", "--update-catalog"])
+        #expect(update.status == 0, "\(update.standardError)")
+        #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("var/lib/systemd/catalog/database").path))
+        return root
+    }
+
+    /// The `Subject:` line the shipped catalog gives `id`.
+    static func catalogSubject(of id: String) throws -> String {
+        let text = try String(contentsOf: catalog, encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "-- \(id)\n").dropFirst().first, "no catalog entry \(id)")
+        return try #require(section.split(separator: "\n").first { $0.hasPrefix("Subject: ") }.map(String.init))
+    }
+
+    /// `journalctl -D <journal> -x MESSAGE_ID=<id>` with `database` (or none) as the
     /// catalog, in a private mount namespace.
-    static func explain(_ harness: JournaldHarness, database: URL?) throws -> JournaldHarness.Output {
+    static func explain(_ harness: JournaldHarness, database: URL?, messageID: String = startedID) throws -> JournaldHarness.Output {
         let script = """
             set -e
             mount -t tmpfs -o mode=0755 tmpfs /var/lib/systemd
             mkdir -p /var/lib/systemd/catalog
             if [ -n "$1" ]; then cp "$1" /var/lib/systemd/catalog/database; fi
-            exec journalctl -D "$2" -x --no-pager MESSAGE_ID=\(startedID)
+            exec journalctl -D "$2" -x --no-pager MESSAGE_ID=\(messageID)
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
@@ -259,13 +270,14 @@ struct JournaldMirrorTests {
         return try output.standardOutput.split(separator: "\n").map(JournaldHarness.decodeEntry)
     }
 
-    static func waitUntilReady(_ d: DaemonProcess, _ harness: Process) async throws {
+    /// Waits until `path` answers 200 (`/healthz` when the daemon is meant to be unready).
+    static func waitUntilReady(_ d: DaemonProcess, _ harness: Process, path: String = "/readyz") async throws {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             if !harness.isRunning {
                 throw DaemonProcess.DaemonError.exited(log: (try? String(contentsOf: d.logFile, encoding: .utf8)) ?? "")
             }
-            if d.adminToken != nil, let (status, _) = try? await d.get("/readyz"), status == 200 { return }
+            if d.adminToken != nil, let (status, _) = try? await d.get(path), status == 200 { return }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw DaemonProcess.DaemonError.notReady

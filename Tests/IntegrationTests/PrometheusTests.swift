@@ -44,19 +44,40 @@ import Testing
     }
 
     /// Every PromQL expression of a dashboard, with Grafana's interval variables resolved
-    /// the way Grafana would for a 1 s scrape interval.
-    static func dashboardExpressions(_ file: String) throws -> [(panel: String, expr: String)] {
+    /// the way Grafana would for a 1 s scrape interval, and template variables (`$env`) at
+    /// their defaults unless `resolveVariables` is false.
+    static func dashboardExpressions(_ file: String, resolveVariables: Bool = true) throws -> [(panel: String, expr: String)] {
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: dashboards.appendingPathComponent(file))) as? [String: Any] ?? [:]
         var out: [(String, String)] = []
         for panel in json["panels"] as? [[String: Any]] ?? [] {
             for target in panel["targets"] as? [[String: Any]] ?? [] {
-                guard let expr = target["expr"] as? String else { continue }
-                let resolved = expr.replacingOccurrences(of: "$__rate_interval", with: "30s").replacingOccurrences(of: "$__range", with: "1m")
-                out.append((panel["title"] as? String ?? "?", resolved))
+                guard var expr = target["expr"] as? String else { continue }
+                expr = expr.replacingOccurrences(of: "$__rate_interval", with: "30s").replacingOccurrences(of: "$__range", with: "1m")
+                if resolveVariables {
+                    for (name, value) in templateDefaults(json) { expr = expr.replacingOccurrences(of: "$\(name)", with: value) }
+                }
+                out.append((panel["title"] as? String ?? "?", expr))
             }
         }
         return out
     }
+
+    /// The default value of each custom template variable.
+    static func templateDefaults(_ dashboard: [String: Any]) -> [String: String] {
+        let variables = (dashboard["templating"] as? [String: Any])?["list"] as? [[String: Any]] ?? []
+        var out: [String: String] = [:]
+        for v in variables where v["type"] as? String == "custom" {
+            if let name = v["name"] as? String, let value = (v["current"] as? [String: Any])?["value"] as? String { out[name] = value }
+        }
+        return out
+    }
+
+    /// Metrics about the fleet's data (as opposed to the collector itself): a panel showing
+    /// them must not mix PPE test data into production figures.
+    static let fleetMetrics = [
+        "mamtelemetry_app_launches_total", "mamtelemetry_enrollment_calls_total", "mamtelemetry_enrollment_duration_seconds",
+        "mamtelemetry_intune_actions_total",
+    ]
 
     static func alertExpressions() throws -> [(alert: String, expr: String)] {
         // The rules file is YAML; its `expr:` values are one line each (kept so on purpose).
@@ -95,6 +116,33 @@ import Testing
             let text = try String(contentsOf: Self.dashboards.appendingPathComponent(file), encoding: .utf8)
             let uids = text.components(separatedBy: "\"uid\": \"").dropFirst().map { $0.prefix { $0 != "\"" } }
             #expect(uids.allSatisfy { $0 == "${datasource}" || $0 == "mam-fleet" || $0 == "mamtelemetryd-health" }, "\(file): \(uids)")
+        }
+    }
+
+    /// PPE stays out of production dashboards: in the fleet dashboard every selector, and in
+    /// any dashboard every selector of a fleet metric, filters `env="prod"` or `env="$env"`
+    /// where `$env` is a variable offering prod and ppe only (no "All") that defaults to prod.
+    @Test func fleetPanelsShowProductionUnlessPPEIsChosen() throws {
+        let selector = try Regex(#"(mamtelemetry_[a-z_]+)(\{[^}]*\})?"#)
+        for file in Self.dashboardFiles {
+            let json = try JSONSerialization.jsonObject(with: Data(contentsOf: Self.dashboards.appendingPathComponent(file))) as? [String: Any] ?? [:]
+            let variables = (json["templating"] as? [String: Any])?["list"] as? [[String: Any]] ?? []
+            let envVariable = variables.first { $0["name"] as? String == "env" }
+            for (panel, expr) in try Self.dashboardExpressions(file, resolveVariables: false) {
+                for match in expr.matches(of: selector) {
+                    let metric = String(expr[match.output[1].range!])
+                    let isFleet = file == "mam-fleet.json" || Self.fleetMetrics.contains { metric.hasPrefix($0) }
+                    guard isFleet else { continue }
+                    let labels = match.output[2].range.map { String(expr[$0]) } ?? ""
+                    #expect(labels.contains(#"env="prod""#) || labels.contains(#"env="$env""#), "\(file) / \(panel): \(metric) mixes PPE into \(expr)")
+                    if labels.contains(#"env="$env""#) {
+                        let env = try #require(envVariable, "\(file) uses $env but defines no env variable")
+                        #expect((env["current"] as? [String: Any])?["value"] as? String == "prod", "\(file): $env must default to prod")
+                        #expect(env["includeAll"] as? Bool == false && env["multi"] as? Bool == false, "\(file): $env must pick one environment")
+                        #expect(Set((env["query"] as? String ?? "").split(separator: ",").map(String.init)) == ["prod", "ppe"])
+                    }
+                }
+            }
         }
     }
 

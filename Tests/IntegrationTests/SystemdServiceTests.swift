@@ -60,17 +60,8 @@ import Testing
     func reloadGoodAndBadConfig() async throws {
         let notify = try NotifyListener()
         defer { notify.close() }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mamtd-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let config = directory.appendingPathComponent("config.yaml")
-        try "apps:\n  telemetryDisabled: []\n".write(to: config, atomically: true, encoding: .utf8)
-        let d = try DaemonProcess(
-            dataDirectory: directory.appendingPathComponent("data"), extraArguments: ["--config", config.path],
-            environment: ["NOTIFY_SOCKET": notify.path])
-        defer {
-            d.cleanUp()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        let (d, config) = try Self.daemon(config: "apps:\n  telemetryDisabled: []\n", environment: ["NOTIFY_SOCKET": notify.path])
+        defer { Self.cleanUp(d, config) }
         try await d.start()
         let pid = try #require(d.process?.processIdentifier)
 
@@ -119,6 +110,76 @@ import Testing
         let afterBad = try await post("com.x")
         #expect(dropped(afterBad) == 1, "the previous config is no longer in force: \(afterBad)")
         #expect(try connection.get("/healthz") == 200, "the keep-alive connection did not survive the refused reload")
+
+        d.kill(signal: SIGTERM, timeout: 20)
+        #expect(d.exitStatus == 0)
+    }
+
+    @Test("SIGHUP applies retention, the metrics token and the kill switch at once, and names restart-only keys")
+    func reloadAppliesLiveSettingsAndListsRestartOnlyKeys() async throws {
+        let notify = try NotifyListener()
+        defer { notify.close() }
+        let (d, config) = try Self.daemon(
+            config: "apps:\n  telemetryDisabled: [com.k]\n", environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "2000000"])
+        defer { Self.cleanUp(d, config) }
+        try await d.start()
+        let pid = try #require(d.process?.processIdentifier)
+
+        let lines = (0..<50).map { #"{"name":"AppLaunch","appId":"com.r","deviceId":"reload-\#($0)"}"# }
+        #expect(try await d.post("/v1/telemetry", body: Array(lines.joined(separator: "\n").utf8)).0 == 200)
+        #expect(try await d.allEvents(extra: "&app=com.r").count == 50)
+        #expect(try await d.get("/metrics", headers: [("Authorization", "Bearer none")]).0 == 200)
+        let (_, _, killedBefore) = try await d.post("/v1/telemetry", body: Array(#"{"name":"AppLaunch","appId":"com.k"}"#.utf8))
+        #expect(killedBefore.first(name: "Kill-Duration") == "86400")
+
+        // A size cap no data fits in, a token for /metrics, a shorter kill switch, and a
+        // store setting that only a restart can apply.
+        try """
+            apps:
+              telemetryDisabled: [com.k]
+            retention:
+              prod:
+                maxBytes: 1
+            auth:
+              metricsRequireToken: true
+            killSwitch:
+              seconds: 600
+            store:
+              zlibLevel: 3
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let before = notify.messages.count
+        kill(pid, SIGHUP)
+        let reloaded = await notify.wait(timeout: .seconds(10)) { messages in
+            messages.dropFirst(before).contains { $0.has("READY=1") }
+        }
+        let ready = try #require(reloaded?.dropFirst(before).first { $0.has("READY=1") }, "no READY=1 after SIGHUP")
+        #expect(ready.text.contains("restart needed to apply: store.zlibLevel"), "STATUS= after reload: \(ready.text)")
+
+        let line = try #require(
+            await Self.waitForLog(of: d, containing: "configuration reloaded", timeout: .seconds(5)), "\(Self.log(of: d))")
+        for key in ["retention.prod.maxBytes", "auth.metricsRequireToken", "killSwitch.seconds"] {
+            #expect(line.contains(key), "\(key) not named as applied: \(line)")
+        }
+        #expect(line.contains("needs a restart to apply: store.zlibLevel"), "\(line)")
+
+        // Applied: retention ran with the new cap, /metrics wants a token, the kill switch is shorter.
+        var left = -1
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            left = try await d.allEvents(extra: "&app=com.r").count
+            if left == 0 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(left == 0, "the reloaded size cap was not applied: \(left) events left")
+        #expect(try await d.get("/metrics", headers: [("Authorization", "Bearer none")]).0 == 401)
+        let (_, _, killedAfter) = try await d.post("/v1/telemetry", body: Array(#"{"name":"AppLaunch","appId":"com.k"}"#.utf8))
+        #expect(killedAfter.first(name: "Kill-Duration") == "600")
+        // Until a restart, every status line says what is waiting for it.
+        let later = notify.messages.count
+        let status = await notify.wait(timeout: .seconds(15)) { $0.dropFirst(later).contains { $0.text.contains("STATUS=accepting") } }
+        #expect(
+            status?.dropFirst(later).first { $0.text.contains("STATUS=accepting") }?.text.contains("store.zlibLevel") == true,
+            "the periodic STATUS= line dropped the restart notice")
 
         d.kill(signal: SIGTERM, timeout: 20)
         #expect(d.exitStatus == 0)
@@ -233,6 +294,23 @@ import Testing
     }
 
     // MARK: helpers
+
+    /// A daemon (not started) reading `config` from a YAML file in a fresh directory that
+    /// also holds its data directory; returns the daemon and the file.
+    static func daemon(config text: String, environment: [String: String]) throws -> (DaemonProcess, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mamtd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let config = directory.appendingPathComponent("config.yaml")
+        try text.write(to: config, atomically: true, encoding: .utf8)
+        let d = try DaemonProcess(
+            dataDirectory: directory.appendingPathComponent("data"), extraArguments: ["--config", config.path], environment: environment)
+        return (d, config)
+    }
+
+    static func cleanUp(_ d: DaemonProcess, _ config: URL) {
+        d.cleanUp()
+        try? FileManager.default.removeItem(at: config.deletingLastPathComponent())
+    }
 
     /// The daemon's log: its stderr file, plus its journal entries when a journald runs on
     /// this host (the daemon then logs there instead of to stderr).

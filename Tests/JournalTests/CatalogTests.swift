@@ -49,11 +49,52 @@ struct CatalogTests {
         #expect(dump.standardOutput.components(separatedBy: "Support: ").count - 1 == DaemonMessageID.allCases.count)
     }
 
-    @Test("the catalog names no id the daemon does not send")
-    func noStrayIDs() throws {
+    /// Every `.messageID(.case)` call site in `Sources/`, by the id it sends.
+    static func emittedIDs() throws -> [String: [String]] {
+        let sources = repositoryRoot.appendingPathComponent("Sources")
+        let byName = Dictionary(uniqueKeysWithValues: DaemonMessageID.allCases.map { ("\($0)", $0.id) })
+        let callSite = try Regex(#"\.messageID\(\s*\.([A-Za-z]+)"#)
+        var emitted: [String: [String]] = [:]
+        for file in try swiftFiles(under: sources) {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for match in text.matches(of: callSite) {
+                let name = String(text[match.output[1].range!])
+                let id = byName[name] ?? "unknown case .\(name)"
+                emitted[id, default: []].append(file.lastPathComponent)
+            }
+        }
+        return emitted
+    }
+
+    static func swiftFiles(under directory: URL) throws -> [URL] {
+        let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)
+        return (walker?.allObjects as? [URL] ?? []).filter { $0.pathExtension == "swift" }
+    }
+
+    @Test("the catalog explains exactly the MESSAGE_IDs the daemon's call sites send")
+    func catalogMatchesWhatTheCodeEmits() throws {
         let text = try String(contentsOf: Self.catalog, encoding: .utf8)
         let headers = text.split(separator: "\n").filter { $0.hasPrefix("-- ") }.map { String($0.dropFirst(3)) }
-        #expect(Set(headers) == Set(DaemonMessageID.allCases.map(\.id)))
-        #expect(headers.count == DaemonMessageID.allCases.count)
+        #expect(headers.count == Set(headers).count, "an id appears twice in the catalog")
+        let emitted = try Self.emittedIDs()
+        for (id, files) in emitted where !headers.contains(id) {
+            Issue.record("\(files.joined(separator: ", ")) send MESSAGE_ID \(id), which the catalog does not explain")
+        }
+        for id in headers where emitted[id] == nil {
+            Issue.record("the catalog explains \(id), which no call site sends")
+        }
+        #expect(Set(DaemonMessageID.allCases.map(\.id)) == Set(emitted.keys), "every DaemonMessageID case is sent somewhere")
+    }
+
+    @Test("no call site sets MESSAGE_ID except through DaemonMessageID")
+    func noLiteralMessageIDs() throws {
+        let sources = repositoryRoot.appendingPathComponent("Sources")
+        let literalID = try Regex(#""[0-9a-fA-F]{32}""#)
+        let literalKey = try Regex(#""MESSAGE_ID"\s*:"#)
+        for file in try Self.swiftFiles(under: sources) where file.lastPathComponent != "DaemonMessageID.swift" {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            #expect(!text.contains(literalID), "\(file.lastPathComponent) holds a literal 128-bit id")
+            #expect(!text.contains(literalKey), "\(file.lastPathComponent) sets MESSAGE_ID by hand")
+        }
     }
 }

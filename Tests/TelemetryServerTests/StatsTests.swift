@@ -162,21 +162,34 @@ import Testing
         }
     }
 
-    @Test func dropsReportTheDaemonCountersAndSaySo() async throws {
+    @Test func dropsAreCountedPerAppReasonAndHourFromTheLedger() async throws {
         try await Self.withApp { client in
-            let before = try await Self.get(client, "/v1/stats/drops")
-            let dupBefore = (before["dropped"] as? [String: Int])?["duplicate"] ?? 0
-            let invalidBefore = (before["rejected"] as? [String: Int])?["invalid"] ?? 0
             try await Self.post(client)
             try await Self.post(client)  // every record again: all duplicates
-            try await client.execute(uri: "/v1/telemetry", method: .post, body: ByteBuffer(string: "{not json\n" + #"{"name":"AppLaunch","appId":"x","eventId":"new-1"}"#)) { r in
+            let optedOut = #"{"name":"AppLaunch","appId":"com.contoso.c","eventId":"x1","settings":{"MAMTelemetryDisabled":true}}"#
+            try await client.execute(
+                uri: "/v1/telemetry", method: .post,
+                body: ByteBuffer(string: "{not json\n" + #"{"name":"AppLaunch","appId":"x","eventId":"new-1"}"# + "\n" + optedOut)
+            ) { r in
                 #expect(r.status == .ok)
             }
-            let after = try await Self.get(client, "/v1/stats/drops")
-            #expect(after["coverage"] as? String == "since daemon start")
+            let all = try await Self.get(client, "/v1/stats/drops?since=-1h")
             let posted = Self.calls.count + Self.launches.count + Self.actions.count
-            #expect((after["dropped"] as? [String: Int])?["duplicate"] == dupBefore + posted)
-            #expect((after["rejected"] as? [String: Int])?["invalid"] == invalidBefore + 1)
+            #expect((all["dropped"] as? [String: Int]) == ["duplicate": posted, "telemetryDisabled": 1], "\(all)")
+            #expect((all["rejected"] as? [String: Int])?["invalid"] == 1)
+            let byApp = all["droppedByApp"] as? [String: [String: Int]] ?? [:]
+            let forB = Self.calls.filter { $0.app == "com.contoso.b" }.count + Self.launches.filter { $0.app == "com.contoso.b" }.count
+            #expect(byApp["com.contoso.b"] == ["duplicate": forB])
+            #expect(byApp["com.contoso.c"] == ["telemetryDisabled": 1])
+            // One hour bucket (two if the posts straddled the top of the hour).
+            #expect((1...2).contains((all["buckets"] as? [[String: Any]])?.count ?? 0))
+
+            let onlyB = try await Self.get(client, "/v1/stats/drops?since=-1h&app=com.contoso.b")
+            #expect((onlyB["dropped"] as? [String: Int]) == ["duplicate": forB], "\(onlyB)")
+            #expect((onlyB["droppedByApp"] as? [String: Any])?.keys.sorted() == ["com.contoso.b"])
+            // A window that ends before this hour holds none of them.
+            let earlier = try await Self.get(client, "/v1/stats/drops?since=-5h&until=-2h")
+            #expect((earlier["dropped"] as? [String: Int]) == [:], "\(earlier)")
         }
     }
 
@@ -196,7 +209,9 @@ import Testing
             #expect(text.contains(#"mamtelemetry_store_size_bytes{env="prod"}"#))
             #expect(text.contains("process_resident_memory_bytes "))
             #expect(text.contains("process_open_fds "))
-            #expect(!text.contains("com.contoso"), "app ids must not be labels")
+            // App ids are labels only of the drop counter (bounded: the first 20 apps, then `other`).
+            let withApp = text.split(separator: "\n").filter { $0.contains("com.contoso") }
+            #expect(withApp.allSatisfy { $0.hasPrefix("mamtelemetry_records_dropped_total{") }, "\(withApp)")
             // Every family has HELP and TYPE.
             let types = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.count
             let helps = text.split(separator: "\n").filter { $0.hasPrefix("# HELP ") }.count

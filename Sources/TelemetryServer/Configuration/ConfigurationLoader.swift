@@ -2,6 +2,7 @@ import Configuration
 import SystemPackage
 import Foundation
 import Journal
+import Logging
 import TelemetryModel
 
 /// Reads the configuration from, highest priority first: command-line flags
@@ -40,6 +41,10 @@ public enum ConfigurationLoader {
             c.dataDirectory = URL(fileURLWithPath: dir)
         }
         c.logLevel = config.string(forKey: "logLevel", default: c.logLevel)
+        guard Logger.Level(rawValue: c.logLevel) != nil else {
+            throw ConfigurationError.invalid(
+                key: "logLevel", value: c.logLevel, expected: Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))
+        }
 
         c.store.zlibLevel = Int32(try bounded(config, "store.zlibLevel", Int(c.store.zlibLevel), 0...9))
         c.store.maxBatchRecords = try bounded(config, "store.maxBatchRecords", c.store.maxBatchRecords, 1...1_000_000)
@@ -62,6 +67,7 @@ public enum ConfigurationLoader {
             throw ConfigurationError.invalid(key: "disk.minFreeRatio", value: String(ratio), expected: "a fraction from 0 to 0.99")
         }
         c.disk.minFreeRatio = ratio
+        c.disk.keepFreeBytes = Int64(try bounded(config, "disk.keepFreeBytes", Int(c.disk.keepFreeBytes), 0...Int.max))
         for env in ["prod", "ppe"] {
             var limits = env == "prod" ? c.retention.prod : c.retention.ppe
             func days(_ key: String, _ current: Int64?) throws -> Int64? {

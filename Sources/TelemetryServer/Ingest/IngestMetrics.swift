@@ -1,24 +1,13 @@
 import Metrics
 import TelemetryModel
 
-/// Collector-side ingest counters (SPEC §9), labelled by kind, environment and reason.
-/// Labels stay low-cardinality: no app, device or identity values.
+/// Collector-side ingest counters, labelled by kind, environment and route. Labels stay
+/// low-cardinality: no app, device or identity values (drops and rejections are counted by
+/// `DropCounter`).
 struct IngestMetrics: Sendable {
     func accepted(_ n: Int, kind: RecordKind, env: TelemetryEnvironment) {
         guard n > 0 else { return }
         Counter(label: "mamtelemetry_records_accepted_total", dimensions: [("kind", kind.rawValue), ("env", env.rawValue)])
-            .increment(by: n)
-    }
-
-    func rejected(_ n: Int, kind: RecordKind, reason: String) {
-        guard n > 0 else { return }
-        Counter(label: "mamtelemetry_records_rejected_total", dimensions: [("kind", kind.rawValue), ("reason", reason)])
-            .increment(by: n)
-    }
-
-    func dropped(_ n: Int, kind: RecordKind, reason: DropReason) {
-        guard n > 0 else { return }
-        Counter(label: "mamtelemetry_records_dropped_total", dimensions: [("kind", kind.rawValue), ("reason", reason.rawValue)])
             .increment(by: n)
     }
 

@@ -18,6 +18,9 @@ struct IngestPipeline: Sendable {
     let clock: any WallClock
     let mirror: any LogRecordMirror
     let configuration: ServerConfiguration
+    /// The reloadable settings (the kill-switch duration is read per answer).
+    let settings: LiveSettings
+    let drops: DropCounter
     let metrics = IngestMetrics()
     let logger: Logger
 
@@ -71,6 +74,7 @@ struct IngestPipeline: Sendable {
         result.rejected = rejected
         var byEnv: [TelemetryEnvironment: [DecodedRecord]] = [:]
         var registryCache: [String: AppFlags?] = [:]
+        var optedOutByApp: [String: Int] = [:]
         for record in records {
             let appId = record.keys.appId
             let registered: AppFlags?
@@ -83,11 +87,13 @@ struct IngestPipeline: Sendable {
             if registered?.telemetryDisabled == true { result.killedApps.insert(appId) }
             switch PrivacyDecision.resolve(record: record.flags, registry: registered, userInitiated: userInitiated) {
             case .store(let env): byEnv[env, default: []].append(record)
-            case .drop(let reason): result.dropped[reason, default: 0] += 1
+            case .drop(let reason):
+                result.dropped[reason, default: 0] += 1
+                optedOutByApp[appId, default: 0] += 1
             }
         }
-        metrics.rejected(rejected.count, kind: kind, reason: "invalid")
-        metrics.dropped(result.dropped[.telemetryDisabled] ?? 0, kind: kind, reason: .telemetryDisabled)
+        drops.rejected(rejected.count, kind: kind, reason: "invalid", receivedAt: receivedAt)
+        drops.dropped(.telemetryDisabled, kind: kind, byApp: optedOutByApp, receivedAt: receivedAt)
 
         // One append for the whole request: stored in every environment or in none. A
         // diagnostic upload with no records still creates its incident (the user's note).
@@ -100,7 +106,7 @@ struct IngestPipeline: Sendable {
             result.ids += outcome.ids
             result.dropped[.duplicate, default: 0] += outcome.duplicates
             metrics.accepted(outcome.stored, kind: kind, env: env)
-            metrics.dropped(outcome.duplicates, kind: kind, reason: .duplicate)
+            drops.dropped(.duplicate, kind: kind, byApp: outcome.duplicateIndices.reduce(into: [:]) { $0[list[$1].keys.appId, default: 0] += 1 }, receivedAt: receivedAt)
             // Domain metrics (fleet dashboards) for the events stored now: Metrics/DomainMetrics.swift.
             if kind == .event { DomainMetrics.shared.recordStored(list, duplicateIndices: outcome.duplicateIndices, env: env) }
             if kind == .log, outcome.stored > 0 {

@@ -13,20 +13,23 @@ final class TokenRateLimiter: Sendable {
         var updated: ContinuousClock.Instant
     }
 
-    private let recordsPerSecond: Double
-    private let burst: Double
+    /// Read at every request, so a reloaded rate applies at once.
+    private let rate: @Sendable () -> Int
+    private let burstSeconds: Double
     private let buckets = Mutex<[String: Bucket]>([:])
 
-    init(recordsPerSecond: Int, burstSeconds: Double = 2) {
-        self.recordsPerSecond = Double(recordsPerSecond)
-        burst = max(Double(recordsPerSecond) * burstSeconds, 1)
+    init(recordsPerSecond: @escaping @Sendable () -> Int, burstSeconds: Double = 2) {
+        rate = recordsPerSecond
+        self.burstSeconds = burstSeconds
     }
 
-    var enabled: Bool { recordsPerSecond > 0 }
+    var enabled: Bool { rate() > 0 }
 
     /// Takes `records` from the token's bucket or refuses with the wait needed.
     func take(_ records: Int, token: Token?) throws {
-        guard enabled, let token, !token.scopes.contains(.admin) else { return }
+        let recordsPerSecond = Double(rate())
+        guard recordsPerSecond > 0, let token, !token.scopes.contains(.admin) else { return }
+        let burst = max(recordsPerSecond * burstSeconds, 1)
         let now = ContinuousClock.now
         let wait: Double? = buckets.withLock { all in
             var b = all[token.id] ?? Bucket(tokens: burst, updated: now)

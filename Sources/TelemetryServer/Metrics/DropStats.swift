@@ -1,77 +1,58 @@
-import Prometheus
+import TelemetryModel
+import TelemetryStore
 
-/// `GET /v1/stats/drops`: records dropped by policy and rejected as invalid, by reason.
-///
-/// Dropped and rejected records never reach the store, so unlike the other stats these
-/// cannot be recomputed from history. Persisting per-hour drop counts would need a new
-/// store table (a storage-format change owned elsewhere); instead the answer reports the
-/// daemon's own counters and says so in `coverage`. Prometheus, scraping `/metrics`,
-/// keeps the history of the same counters.
+/// `GET /v1/stats/drops`: records dropped by policy (opted out, duplicate) and rejected as
+/// invalid, by reason, kind and app, over the window and per time bucket. Read from the
+/// daemon's hourly drop ledger, so it covers history and survives restarts; an hour is the
+/// finest grain (a window includes the whole hour its `since` falls in). Drops are counted
+/// before records are routed, so they are not split by environment.
 struct DropStats: Encodable {
-    var coverage = "since daemon start"
-    var note =
-        "dropped and rejected records are never stored; these are the daemon's in-process counters (also on /metrics as mamtelemetry_records_dropped_total and mamtelemetry_records_rejected_total), so since/until/interval/app do not apply"
-    var env: String
+    var window: StatsWindow
+    var coverage =
+        "hourly counts kept by the daemon (control.sqlite) from the start of the hour 'since' falls in; both environments together (records are counted before they are routed)"
     var dropped: [String: Int]
     var rejected: [String: Int]
     var droppedByKind: [String: [String: Int]]
     var rejectedByKind: [String: [String: Int]]
+    /// Dropped records per app and reason ('' is a record that named no app).
+    var droppedByApp: [String: [String: Int]]
+    var buckets: [Bucket]
 
-    /// Reads the counters back from the registry's exposition (the only reader swift-metrics
-    /// counters have). Drops are not split by environment: a record dropped before routing
-    /// has none, so `env` only echoes the request.
-    static func from(registry: PrometheusCollectorRegistry, env: String) -> DropStats {
-        var buffer: [UInt8] = []
-        registry.emit(into: &buffer)
-        let text = String(decoding: buffer, as: UTF8.self)
-        let dropped = samples(of: MetricName.droppedRecords, in: text)
-        let rejected = samples(of: MetricName.rejectedRecords, in: text)
-        return DropStats(
-            env: env, dropped: byReason(dropped), rejected: byReason(rejected),
-            droppedByKind: byKind(dropped), rejectedByKind: byKind(rejected))
+    struct Bucket: Encodable {
+        var start: String
+        var dropped: [String: Int]
+        var rejected: [String: Int]
     }
 
-    struct Sample {
-        var labels: [String: String]
-        var value: Int
-    }
-
-    static func samples(of name: String, in text: String) -> [Sample] {
-        var out: [Sample] = []
-        for line in text.split(separator: "\n") where line.hasPrefix(name + "{") || line.hasPrefix(name + " ") {
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
-            var labels: [String: String] = [:]
-            if let open = line.firstIndex(of: "{"), let close = line.lastIndex(of: "}") {
-                // Label values here are enum raw values (no quotes or commas inside).
-                for pair in line[line.index(after: open)..<close].split(separator: ",") {
-                    let kv = pair.split(separator: "=", maxSplits: 1)
-                    guard kv.count == 2 else { continue }
-                    labels[String(kv[0])] = String(kv[1].trimmingPrefixAndSuffix("\""))
-                }
+    init(_ counts: [DropKey: Int], parameters p: StatsParameters) {
+        window = p.window
+        var dropped: [String: Int] = [:]
+        var rejected: [String: Int] = [:]
+        var droppedByKind: [String: [String: Int]] = [:]
+        var rejectedByKind: [String: [String: Int]] = [:]
+        var droppedByApp: [String: [String: Int]] = [:]
+        var buckets: [Int64: Bucket] = [:]
+        for (key, n) in counts {
+            let start = p.bucketStart(key.hour)
+            var bucket = buckets[start] ?? Bucket(start: Timestamp.format(milliseconds: start), dropped: [:], rejected: [:])
+            switch key.outcome {
+            case .dropped:
+                dropped[key.reason, default: 0] += n
+                droppedByKind[key.kind.rawValue, default: [:]][key.reason, default: 0] += n
+                droppedByApp[key.appId, default: [:]][key.reason, default: 0] += n
+                bucket.dropped[key.reason, default: 0] += n
+            case .rejected:
+                rejected[key.reason, default: 0] += n
+                rejectedByKind[key.kind.rawValue, default: [:]][key.reason, default: 0] += n
+                bucket.rejected[key.reason, default: 0] += n
             }
-            out.append(Sample(labels: labels, value: Int(value)))
+            buckets[start] = bucket
         }
-        return out
-    }
-
-    static func byReason(_ samples: [Sample]) -> [String: Int] {
-        var out: [String: Int] = [:]
-        for s in samples { out[s.labels["reason"] ?? "unknown", default: 0] += s.value }
-        return out
-    }
-
-    static func byKind(_ samples: [Sample]) -> [String: [String: Int]] {
-        var out: [String: [String: Int]] = [:]
-        for s in samples { out[s.labels["kind"] ?? "unknown", default: [:]][s.labels["reason"] ?? "unknown", default: 0] += s.value }
-        return out
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingPrefixAndSuffix(_ c: Character) -> Substring {
-        var s = self
-        if s.first == c { s = s.dropFirst() }
-        if s.last == c { s = s.dropLast() }
-        return s
+        self.dropped = dropped
+        self.rejected = rejected
+        self.droppedByKind = droppedByKind
+        self.rejectedByKind = rejectedByKind
+        self.droppedByApp = droppedByApp
+        self.buckets = buckets.keys.sorted().map { buckets[$0]! }
     }
 }

@@ -112,7 +112,7 @@ extension IngestPipeline {
         var headers: HTTPFields = [:]
         if !result.killedApps.isEmpty {
             headers[HTTPField.Name("Kill-Tokens")!] = result.killedApps.sorted().joined(separator: ",")
-            headers[HTTPField.Name("Kill-Duration")!] = String(configuration.killSwitchSeconds)
+            headers[HTTPField.Name("Kill-Duration")!] = String(settings.current.killSwitchSeconds)
         }
         return headers
     }

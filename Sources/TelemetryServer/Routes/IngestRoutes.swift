@@ -11,6 +11,7 @@ struct IngestRoutes: Sendable {
     let pipeline: IngestPipeline
     let admission: IngestAdmission
     let rateLimiter: TokenRateLimiter
+    let refusals: IngestRefusalLog
 
     func register(on api: APIRoutes) {
         let ingest = api.requiring(.ingest)
@@ -22,10 +23,16 @@ struct IngestRoutes: Sendable {
     }
 
     /// Reserves the request's declared size (or the body limit when it declares none); the
-    /// reservation then grows with every decompressed byte (`IngestAdmission`).
+    /// reservation then grows with every decompressed byte (`IngestAdmission`). Every
+    /// retry-later refusal (429, 503, 507) the request ends in is logged.
     private func admitted(_ request: Request, _ body: (InFlightReservation) async throws -> Response) async throws -> Response {
         let declared = request.headers[.contentLength].flatMap(Int.init) ?? pipeline.configuration.maxBodyBytes
-        return try await admission.admit(bytes: min(declared, pipeline.configuration.maxBodyBytes), body)
+        do {
+            return try await admission.admit(bytes: min(declared, pipeline.configuration.maxBodyBytes), body)
+        } catch let error as APIError where [429, 503, 507].contains(error.status.code) {
+            refusals.refused(reason: error.code, status: error.status.code, message: error.message)
+            throw error
+        }
     }
 
     func telemetry(_ request: Request, _ principal: Token?, _ budget: InFlightReservation) async throws -> Response {

@@ -272,7 +272,7 @@ paths:
   /v1/stats/drops:
     get:
       tags: [stats]
-      summary: Records dropped by reason
+      summary: Records dropped and rejected by reason, kind and app (hourly counts that survive restarts)
       parameters: *statsParameters
       responses: *statsResponses
   /v1/apps:

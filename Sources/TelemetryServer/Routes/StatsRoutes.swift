@@ -1,15 +1,15 @@
 import Foundation
 import Hummingbird
-import Prometheus
 import TelemetryModel
 import TelemetryStore
 
-/// `GET /v1/stats/enrollment|launches|actions|drops` (SPEC §3). The first three are computed
-/// from the store's record keys, so they cover history and survive restarts.
+/// `GET /v1/stats/enrollment|launches|actions|drops`. The first three are computed from the
+/// store's record keys, drops from the daemon's drop ledger: all cover history and survive
+/// restarts.
 struct StatsRoutes: Sendable {
     let store: any RecordStore
+    let drops: DropLedger
     let clock: any WallClock
-    var registry: PrometheusCollectorRegistry = MetricsBootstrap.bootstrap()
 
     func register(on api: APIRoutes) {
         let read = api.requiring(.read)
@@ -32,7 +32,7 @@ struct StatsRoutes: Sendable {
         }
         read.get("/v1/stats/drops") { request, _ in
             let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
-            return try Response.json(DropStats.from(registry: registry, env: p.env.rawValue))
+            return try Response.json(DropStats(try await drops.counts(since: p.since, until: p.until, app: p.app), parameters: p))
         }
     }
 

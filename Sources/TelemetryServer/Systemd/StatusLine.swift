@@ -3,17 +3,25 @@ import Journal
 import Synchronization
 import TelemetryStore
 
-/// The `STATUS=` text `systemctl status` shows: what the daemon is doing right now.
+/// The `STATUS=` text `systemctl status` shows: what the daemon is doing right now, and
+/// which changed settings wait for a restart.
 final class StatusLine: Sendable {
     let committer: GroupCommitter
     let disk: DiskGuard
     let mirror: JournalMirror
     private let last = Mutex<(records: Int, at: ContinuousClock.Instant)>((0, .now))
+    private let restartKeys = Mutex<[String]>([])
 
     init(committer: GroupCommitter, disk: DiskGuard, mirror: JournalMirror) {
         self.committer = committer
         self.disk = disk
         self.mirror = mirror
+    }
+
+    /// Configuration keys changed by a reload that apply only at the next start.
+    var needsRestart: [String] {
+        get { restartKeys.withLock { $0 } }
+        set { restartKeys.withLock { $0 = newValue } }
     }
 
     func text() -> String {
@@ -27,6 +35,8 @@ final class StatusLine: Sendable {
         var parts = ["accepting \(Int(rate.rounded())) records/s", "queue \(committer.queuedRecords)"]
         if disk.status.refusing { parts.append("REFUSING INGEST: disk high-water") }
         if !mirror.status.reachable { parts.append("journal unavailable") }
+        let restart = needsRestart
+        if !restart.isEmpty { parts.append("restart needed to apply: \(restart.joined(separator: " "))") }
         return parts.joined(separator: ", ")
     }
 }

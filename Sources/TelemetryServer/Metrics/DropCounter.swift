@@ -1,0 +1,41 @@
+import Metrics
+import TelemetryModel
+import TelemetryStore
+
+/// Counts the records ingest did not store, twice: on `/metrics` (for alerts and
+/// dashboards: `mamtelemetry_records_dropped_total{kind,reason,app}`,
+/// `mamtelemetry_records_rejected_total{kind,reason}`) and in the ``DropLedger`` (hourly,
+/// per app, durable: `/v1/stats/drops`). The `app` label is bounded: the first
+/// ``appLabelLimit`` apps seen since start get their own series, later ones share `other`;
+/// the ledger has every app by name.
+struct DropCounter: Sendable {
+    static let appLabelLimit = 20
+
+    let ledger: DropLedger
+    private let appLabels = LabelCap(limit: DropCounter.appLabelLimit)
+
+    init(ledger: DropLedger) {
+        self.ledger = ledger
+    }
+
+    /// Records dropped by policy, counted per app.
+    func dropped(_ reason: DropReason, kind: RecordKind, byApp: [String: Int], receivedAt: Int64) {
+        guard !byApp.isEmpty else { return }
+        var series: [String: Int] = [:]
+        for (app, n) in byApp { series[appLabels.label(app), default: 0] += n }
+        for (app, n) in series where n > 0 {
+            Counter(
+                label: MetricName.droppedRecords, dimensions: [("kind", kind.rawValue), ("reason", reason.rawValue), ("app", app)]
+            ).increment(by: n)
+        }
+        ledger.add(.dropped, reason: reason.rawValue, kind: kind, byApp: byApp, receivedAt: receivedAt)
+    }
+
+    /// Records rejected as invalid. A line that could not be read names no app reliably,
+    /// so these are counted without one.
+    func rejected(_ n: Int, kind: RecordKind, reason: String, receivedAt: Int64) {
+        guard n > 0 else { return }
+        Counter(label: MetricName.rejectedRecords, dimensions: [("kind", kind.rawValue), ("reason", reason)]).increment(by: n)
+        ledger.add(.rejected, reason: reason, kind: kind, byApp: ["": n], receivedAt: receivedAt)
+    }
+}

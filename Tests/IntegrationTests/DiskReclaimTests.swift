@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+
+/// A small disk fills while the daemon runs and nobody intervenes: past the high-water mark
+/// ingest answers 507, retention deletes the oldest records and gives their pages back to
+/// the filesystem until the keep-free floor is met, and ingest is accepted again by itself.
+/// What survives is the newest data: every acknowledged record newer than the last one
+/// retention removed is still there.
+@Suite(.serialized) struct DiskReclaimTests {
+    static let mib = 1 << 20
+
+    /// `count` launch events of about 4 KiB each, mostly random text (zlib cannot shrink
+    /// it), so the daemon's files grow by about what is sent.
+    static func batch(_ request: Int, count: Int) -> [UInt8] {
+        let random = FileHandle(forReadingAtPath: "/dev/urandom")
+        defer { try? random?.close() }
+        let lines = (0..<count).map { i -> String in
+            let noise = (random?.readData(ofLength: 3_000) ?? Data()).base64EncodedString()
+            return #"{"name":"AppLaunch","appId":"com.contoso.reclaim","deviceId":"d","eventId":"r\#(request)-\#(i)","data":{"managementType":"MDM","noise":"\#(noise)"}}"#
+        }
+        return Array(lines.joined(separator: "\n").utf8)
+    }
+
+    static func fileSize(_ url: URL) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func aFullDiskRecoversByRetentionWithoutAnOperator() async throws {
+        let disk = try SmallDisk(megabytes: 64)
+        defer { disk.unmount() }
+        let mountPoint = disk.mountPoint
+        // High-water at 16 MiB free, keep-free floor at 24 MiB.
+        let d = try DaemonProcess(
+            dataDirectory: mountPoint.appendingPathComponent("data"),
+            extraArguments: [
+                "--disk-min-free-bytes", "\(16 * Self.mib)", "--disk-min-free-ratio", "0",
+                "--disk-keep-free-bytes", "\(24 * Self.mib)",
+            ])
+        try await d.start()
+        defer { d.kill() }
+
+        // About 24 MiB of acknowledged events, in arrival order.
+        var acknowledged: [String] = []
+        var request = 0
+        while disk.freeBytes > 34 * Self.mib {
+            let (status, body, _) = try await d.post("/v1/telemetry", body: Self.batch(request, count: 64))
+            try #require(status == 200, "\(String(decoding: body, as: UTF8.self))")
+            acknowledged += (0..<64).map { "r\(request)-\($0)" }
+            request += 1
+        }
+        let database = d.dataDirectory.appendingPathComponent("prod/records.sqlite")
+        let sizeBefore = Self.fileSize(database)
+
+        // Something else on the disk takes all but 10 MiB: below the 16 MiB mark.
+        let ballast = mountPoint.appendingPathComponent("ballast")
+        try Data(count: disk.freeBytes - 10 * Self.mib).write(to: ballast)
+
+        var sawRefusal = false
+        var resumedAfter: Duration?
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < .seconds(20) {
+            let (status, body, headers) = try await d.post("/v1/telemetry", body: Self.batch(request, count: 1))
+            if status == 507 {
+                if !sawRefusal {
+                    let message = ((parseJSON(body)["error"] as? [String: Any])?["message"] as? String) ?? ""
+                    #expect(message.contains("disk.keepFreeBytes=\(24 * Self.mib)"), "\(message)")
+                    #expect(headers.first(name: "Retry-After") != nil)
+                }
+                sawRefusal = true
+            } else if sawRefusal {
+                #expect(status == 200, "\(String(decoding: body, as: UTF8.self))")
+                acknowledged.append("r\(request)-0")
+                resumedAfter = ContinuousClock.now - start
+                break
+            } else {
+                // Accepted before the guard's next check noticed the ballast.
+                #expect(status == 200)
+                acknowledged.append("r\(request)-0")
+            }
+            request += 1
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(sawRefusal, "ingest was never refused after the disk passed its high-water mark")
+        let resumed = try #require(resumedAfter, "ingest was not accepted again within 20 s, with no operator")
+        #expect(resumed < .seconds(10))
+        #expect(FileManager.default.fileExists(atPath: ballast.path), "the test must not have freed anything itself")
+
+        // The space came back to the filesystem, above the keep-free floor.
+        #expect(disk.freeBytes >= 24 * Self.mib, "only \(disk.freeBytes) bytes free after retention")
+        #expect(Self.fileSize(database) < sizeBefore - 8 * Self.mib, "the database did not shrink: \(sizeBefore) -> \(Self.fileSize(database))")
+
+        // Retention took the oldest records and nothing newer than the last one it took.
+        let stored = Set(try await d.allEvents(extra: "&app=com.contoso.reclaim").compactMap { $0["eventId"] as? String })
+        let firstKept = try #require(acknowledged.firstIndex { stored.contains($0) }, "every record was deleted")
+        #expect(firstKept > 0, "retention deleted nothing")
+        let missing = acknowledged[firstKept...].filter { !stored.contains($0) }
+        #expect(missing.isEmpty, "acknowledged records newer than what retention removed are gone: \(missing.prefix(5))")
+        #expect(stored.contains(acknowledged.last!))
+        d.stop()
+    }
+}

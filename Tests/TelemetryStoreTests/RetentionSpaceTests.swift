@@ -1,0 +1,192 @@
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+import Testing
+import TelemetryModel
+@testable import TelemetryStore
+
+/// Retention must give space back to the filesystem (a disk that passed its high-water mark
+/// recovers without an operator) and, when it must delete for size, take verbose logs
+/// first, then other logs, then events, oldest first within each.
+@Suite struct RetentionSpaceTests {
+    /// About `bytes` of base64 text: random, so zlib cannot shrink a batch much and the
+    /// sizes below stay predictable.
+    static func noise(_ bytes: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let raw = (0..<(bytes * 3 / 4)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return Data(raw).base64EncodedString()
+    }
+
+    static func log(_ level: LogLevel, time: Int64, bytes: Int) -> DecodedRecord {
+        var record = RetentionTests.log(level, noise(bytes), time: time)
+        record.keys.level = level
+        return record
+    }
+
+    static func event(time: Int64, eventId: String, bytes: Int) -> DecodedRecord {
+        var w = JSONWriter()
+        w.beginObject()
+        w.field("name", "AppLaunch")
+        w.field("appId", "com.app")
+        w.field("time", Timestamp.format(milliseconds: time))
+        w.field("eventId", eventId)
+        w.field("padding", noise(bytes))
+        w.endObject()
+        return DecodedRecord(
+            json: w.bytes, keys: RecordKeys(time: time, appId: "com.app", name: "AppLaunch"), flags: .unspecified,
+            eventId: eventId)
+    }
+
+    /// One batch of four records of about 50 kB stored each (~200 kB): events when `level`
+    /// is nil, else logs of that level, timed `firstTime` onwards.
+    static func appendBatch(
+        _ f: StoreFixture, _ level: LogLevel?, firstTime: Int64, env: TelemetryEnvironment = .prod, receivedAt: Int64
+    ) async throws {
+        let records = (0..<4).map { i -> DecodedRecord in
+            let time = firstTime + Int64(i)
+            return level.map { Self.log($0, time: time, bytes: 66_000) } ?? Self.event(time: time, eventId: "e\(time)", bytes: 66_000)
+        }
+        _ = try await f.store.append(records, kind: level == nil ? .event : .log, env: env, receivedAt: receivedAt, incident: nil)
+    }
+
+    /// Waits for the store's connections rather than failing with SQLITE_BUSY.
+    static var patient: Configuration {
+        var c = Configuration()
+        c.busyMode = .timeout(10)
+        return c
+    }
+
+    static func autoVacuumMode(_ file: URL) throws -> Int {
+        let queue = try DatabaseQueue(path: file.path, configuration: patient)
+        return try queue.read { try Int.fetchOne($0, sql: "PRAGMA auto_vacuum") ?? -1 }
+    }
+
+    @Test func deletingOldDataShrinksTheFilesOnDisk() async throws {
+        let f = try StoreFixture()
+        let day: Int64 = 86_400_000
+        let now = 100 * day
+        for round in 0..<16 {
+            let batch = (0..<16).map { Self.event(time: Int64(round * 16 + $0), eventId: "e\(round)-\($0)", bytes: 16_384) }
+            _ = try await f.store.append(batch, kind: .event, env: .prod, receivedAt: now - 40 * day, incident: nil)
+        }
+        _ = try await f.store.append(
+            [Self.event(time: 9_999, eventId: "young", bytes: 100)], kind: .event, env: .prod, receivedAt: now, incident: nil)
+        let before = f.store.sizes()[.prod] ?? 0
+        #expect(before > 3 << 20)
+
+        let service = RetentionService(store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), now: { now })
+        let result = try await service.sweep()
+        #expect(result[.prod]?.records == 256)
+
+        // Database, WAL and shared memory together: the 4 MiB of expired batches are gone
+        // from the filesystem, not just from the table.
+        let after = f.store.sizes()[.prod] ?? 0
+        #expect(after < 512 << 10, "prod files still take \(after) bytes after deleting \(before)")
+        let left = try await f.store.query(RecordQuery(kind: .event, limit: 10))
+        #expect(left.records.map(\.keys.time) == [9_999])
+        await f.close()
+    }
+
+    @Test func sizeCapDeletesVerboseThenLogsThenEventsOldestFirst() async throws {
+        let f = try StoreFixture()
+        let now: Int64 = 1_000_000
+        // Arrival order: old events, info logs, verbose-only logs, new events.
+        try await Self.appendBatch(f, nil, firstTime: 0, receivedAt: now - 4)
+        try await Self.appendBatch(f, .info, firstTime: 10, receivedAt: now - 3)
+        try await Self.appendBatch(f, .verbose, firstTime: 20, receivedAt: now - 2)
+        try await Self.appendBatch(f, nil, firstTime: 30, receivedAt: now - 1)
+
+        func sweep(maxBytes: Int64) async throws {
+            let limits = RetentionPolicy.Limits(eventsMaxAge: nil, logsMaxAge: nil, verboseLogsMaxAge: nil, maxBytes: maxBytes)
+            let service = RetentionService(
+                store: f.store, policy: RetentionPolicy(prod: limits, ppe: limits), logger: Logger(label: "t"), now: { now })
+            try await service.sweep()
+        }
+        func left() async throws -> (events: [Int64], logs: [Int64]) {
+            let events = try await f.store.query(RecordQuery(kind: .event, limit: 100, order: .asc))
+            let logs = try await f.store.query(RecordQuery(kind: .log, limit: 100, order: .asc))
+            return (events.records.map(\.keys.time), logs.records.map(\.keys.time))
+        }
+
+        // Room for three of the four batches: the verbose-only one goes, though it is newer.
+        try await sweep(maxBytes: 700_000)
+        var now3 = try await left()
+        #expect(now3.logs == [10, 11, 12, 13], "verbose logs were not deleted first: \(now3)")
+        #expect(now3.events == [0, 1, 2, 3, 30, 31, 32, 33])
+        // Room for two: the info logs go before any event.
+        try await sweep(maxBytes: 500_000)
+        now3 = try await left()
+        #expect(now3.logs.isEmpty && now3.events == [0, 1, 2, 3, 30, 31, 32, 33], "\(now3)")
+        // Room for one: the oldest events go, the newest stay.
+        try await sweep(maxBytes: 300_000)
+        now3 = try await left()
+        #expect(now3.events == [30, 31, 32, 33], "\(now3)")
+        await f.close()
+    }
+
+    @Test func makingRoomTakesVerboseLogsOfEitherEnvironmentBeforeOlderDataOfOtherClasses() async throws {
+        let f = try StoreFixture()
+        let now: Int64 = 1_000_000
+        try await Self.appendBatch(f, nil, firstTime: 0, receivedAt: now - 3)
+        try await Self.appendBatch(f, .info, firstTime: 10, receivedAt: now - 2)
+        try await Self.appendBatch(f, .verbose, firstTime: 20, env: .ppe, receivedAt: now - 1)
+        let service = RetentionService(store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), now: { now })
+        let store = f.store
+        @Sendable func onDisk() -> Int64 { store.sizes().values.reduce(0, +) }
+        try await service.makeRoom { RetentionService.SpaceNeed(missingBytes: 0, freeBytes: 1 << 30) }
+        let target = onDisk() - 150_000
+
+        // About one batch is wanted: the newest batch, PPE's verbose logs, is the one to go.
+        let result = try await service.makeRoom {
+            onDisk() > target ? RetentionService.SpaceNeed(missingBytes: onDisk() - target, freeBytes: 1 << 30) : nil
+        }
+        #expect(result.batches == 1 && result.records == 4 && result.bytesReturned >= 150_000, "\(result)")
+        #expect(try await f.store.query(RecordQuery(kind: .log, env: .ppe, limit: 10)).records.isEmpty)
+        #expect(try await f.store.query(RecordQuery(kind: .log, limit: 10)).records.count == 4)
+        #expect(try await f.store.query(RecordQuery(kind: .event, limit: 10)).records.count == 4)
+
+        // Asked for everything, it deletes everything it holds, then stops.
+        let all = try await service.makeRoom { RetentionService.SpaceNeed(missingBytes: 1 << 40, freeBytes: 1 << 30) }
+        #expect(all.records == 8)
+        await f.close()
+    }
+
+    @Test func aNewStoreUsesIncrementalVacuumAndAnOldOneIsConvertedOnOpen() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("prod/records.sqlite")
+        let notices = Mutex<[String]>([])
+        let record: StoreMaintenanceNotice = { what, _ in notices.withLock { $0.append(what) } }
+        do {
+            let store = try SQLiteRecordStore(directory: directory, maintenance: record)
+            let committer = store.committer
+            let task = Task { try await committer.run() }
+            _ = try await store.append(
+                [StoreFixture.event(time: 1, eventId: "kept")], kind: .event, env: .prod, receivedAt: 1, incident: nil)
+            await committer.close()
+            _ = await task.result  // the store, and its connections, go with the committer
+        }
+        let fresh = try Self.autoVacuumMode(file)
+        #expect(fresh == 2, "a new store must be created with auto_vacuum=INCREMENTAL")
+        #expect(notices.withLock { $0 }.isEmpty, "an empty database needs no announced rewrite")
+
+        // A database written before incremental vacuum existed: auto_vacuum=NONE.
+        let old = try DatabaseQueue(path: file.path, configuration: Self.patient)
+        try await old.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA auto_vacuum = NONE")
+            try db.execute(sql: "VACUUM")
+        }
+        try old.close()
+        let converted = try Self.autoVacuumMode(file)
+        #expect(converted == 0)
+
+        let reopened = try SQLiteRecordStore(directory: directory, maintenance: record)
+        let mode = try Self.autoVacuumMode(file)
+        #expect(mode == 2, "opening must convert an existing database once")
+        #expect(notices.withLock { $0 }.count == 1, "the rewrite was not announced (systemd would not extend the start timeout)")
+        let page = try await reopened.query(RecordQuery(kind: .event, limit: 10))
+        #expect(page.records.map(\.keys.time) == [1], "the conversion must keep every record")
+        await reopened.committer.close()
+    }
+}

@@ -1,9 +1,11 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-/// The target graph follows the pipeline: wire model -> compression -> store -> server,
-/// with the systemd/journald and archive integrations as their own targets so each
-/// library only pulls the dependencies it needs.
+/// The target graph is ordered by dependency weight, so each library pulls only what it needs
+/// (ARCHITECTURE.md draws it): the wire model and compression need nothing but zlib; privacy
+/// (pseudonyms, redaction), archives and the Info.plist readers are small leaves; all systemd
+/// code (journal, sd_notify, watchdog, socket activation) is one target; only the store links
+/// GRDB and only the server links Hummingbird. The CLI links neither.
 let package = Package(
     name: "mamtelemetryd",
     platforms: [.macOS(.v15)],
@@ -27,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // MARK: C system libraries (thin shims for macros Swift cannot import)
@@ -54,19 +57,17 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .target(
-            name: "Journal",
+            name: "Systemd",
             dependencies: [
                 "CSystemd", "TelemetryModel",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-        .target(
-            name: "Bundles",
-            dependencies: [
-                "CArchive", "TelemetryModel", "TelemetryStore",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]),
+        .target(name: "Privacy", dependencies: ["TelemetryModel", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "Archive", dependencies: ["CArchive", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "InfoPlist", dependencies: ["TelemetryModel"]),
+        .target(name: "Bundles", dependencies: ["TelemetryModel", "TelemetryStore", "Privacy", "Archive"]),
         // OTLP/HTTP logs: protobuf or JSON bytes in, native records out. The generated code is
         // committed (Generated/README.md says how it was made); only the runtime is a dependency.
         .target(
@@ -84,8 +85,12 @@ let package = Package(
         .target(
             name: "TelemetryServer",
             dependencies: [
-                "TelemetryModel", "Compression", "TelemetryStore", "Journal", "Bundles", "SupportConsole", "OTLP",
+                "TelemetryModel", "Compression", "TelemetryStore", "Systemd", "Privacy", "Bundles", "SupportConsole", "OTLP",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -102,10 +107,12 @@ let package = Package(
         .executableTarget(
             name: "mamtelemetryctl",
             dependencies: [
-                "TelemetryModel", "Bundles", "OTLP",
+                "TelemetryModel", "Archive", "InfoPlist", "OTLP",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
 
         // MARK: Tests
@@ -116,9 +123,11 @@ let package = Package(
             dependencies: ["OTLP", "TelemetryModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         .testTarget(name: "TelemetryStoreTests", dependencies: ["TelemetryStore", "Compression"]),
         .testTarget(
-            name: "JournalTests",
-            dependencies: ["Journal", .product(name: "InMemoryLogging", package: "swift-log")]),
-        .testTarget(name: "BundlesTests", dependencies: ["Bundles", "TelemetryStore"]),
+            name: "SystemdTests",
+            dependencies: ["Systemd", .product(name: "InMemoryLogging", package: "swift-log")]),
+        .testTarget(name: "PrivacyTests", dependencies: ["Privacy"]),
+        .testTarget(name: "InfoPlistTests", dependencies: ["InfoPlist", "TelemetryModel"]),
+        .testTarget(name: "BundlesTests", dependencies: ["Bundles", "Privacy", "Archive", "TelemetryStore"]),
         .testTarget(
             name: "TelemetryServerTests",
             dependencies: [

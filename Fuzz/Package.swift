@@ -5,7 +5,7 @@ import PackageDescription
 ///
 /// The root package exposes only executable products, so another package cannot import its
 /// library targets. Instead this package compiles the same sources: `scripts/fuzz.sh` links
-/// `Sources/TelemetryModel`, `Sources/Compression` and `Sources/CZlib` here (SwiftPM wants
+/// `Sources/TelemetryModel`, `Sources/Compression`, `Sources/InfoPlist` and `Sources/CZlib` here (SwiftPM wants
 /// target paths inside the package root; `Sources/OTLP` too, whose only outside dependency is
 /// the SwiftProtobuf runtime). Build only with `scripts/fuzz.sh`, which passes
 /// `-sanitize=fuzzer,address` and keeps the build in `Fuzz/.build`, apart from the root's.
@@ -19,6 +19,7 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer"),
         .target(name: "TelemetryModel", path: "Sources/TelemetryModel"),
         .target(name: "Compression", dependencies: ["CZlib"], path: "Sources/Compression"),
+        .target(name: "InfoPlist", dependencies: ["TelemetryModel"], path: "Sources/InfoPlist"),
         .target(
             name: "OTLP", dependencies: ["TelemetryModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             path: "Sources/OTLP", exclude: ["Generated/README.md"]),
@@ -27,7 +28,7 @@ let package = Package(
         .executableTarget(name: "FuzzEventDecoder", dependencies: ["CLibFuzzer", "TelemetryModel"]),
         .executableTarget(name: "FuzzTextLog", dependencies: ["CLibFuzzer", "TelemetryModel"]),
         .executableTarget(name: "FuzzContentDecoding", dependencies: ["CLibFuzzer", "Compression"]),
-        .executableTarget(name: "FuzzPlist", dependencies: ["CLibFuzzer", "TelemetryModel"]),
+        .executableTarget(name: "FuzzPlist", dependencies: ["CLibFuzzer", "InfoPlist"]),
         .executableTarget(name: "FuzzOTLP", dependencies: ["CLibFuzzer", "OTLP", "TelemetryModel"]),
     ]
 )

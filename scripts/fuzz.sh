@@ -25,7 +25,7 @@ targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(FuzzEventDecoder FuzzTextLog FuzzContentDecoding FuzzPlist FuzzOTLP)
 
 # SwiftPM wants target sources inside the package root: link the root package's.
-for module in TelemetryModel Compression CZlib OTLP; do
+for module in TelemetryModel Compression CZlib OTLP InfoPlist; do
     ln -sfn "../../Sources/$module" "Sources/$module"
 done
 

@@ -1,6 +1,8 @@
 import Foundation
 import TelemetryModel
 import TelemetryStore
+import Privacy
+import Archive
 
 /// A bundle request with its defaults resolved and checked against the store: what
 /// `BundleBuilder.write` will produce. Built before any byte is streamed so refusals

@@ -1,14 +1,6 @@
+import Archive
 import Foundation
 import TelemetryModel
-
-/// The archive container a bundle is delivered in.
-public enum BundleFormat: String, Sendable, Hashable, CaseIterable {
-    case zip
-    case tarGz = "tar.gz"
-
-    public var fileExtension: String { rawValue }
-    public var contentType: String { self == .zip ? "application/zip" : "application/gzip" }
-}
 
 /// What a support engineer asked for: a scope (at least one of incident, device, identity,
 /// app, session — combined with AND), a device-time window, the environment and the format,
@@ -26,14 +18,14 @@ public struct BundleRequest: Sendable, Hashable {
     public var until: Int64?
     /// nil = the incident's environment, else prod.
     public var env: TelemetryEnvironment?
-    public var format: BundleFormat
+    public var format: ArchiveFormat
     public var caller: String
     public var piiAllowed: Bool
 
     public init(
         incident: String? = nil, device: String? = nil, identity: String? = nil, app: String? = nil,
         session: String? = nil, since: Int64? = nil, until: Int64? = nil, env: TelemetryEnvironment? = nil,
-        format: BundleFormat = .zip, caller: String = "anonymous", piiAllowed: Bool = false
+        format: ArchiveFormat = .zip, caller: String = "anonymous", piiAllowed: Bool = false
     ) {
         self.incident = incident
         self.device = device
@@ -69,8 +61,6 @@ public enum BundleError: Error, Sendable, Hashable, CustomStringConvertible {
     case missingScope
     case unknownIncident(String)
     case invalidWindow
-    case archive(String)
-    case verification(String)
 
     public var description: String {
         switch self {
@@ -78,8 +68,6 @@ public enum BundleError: Error, Sendable, Hashable, CustomStringConvertible {
             "a bundle needs at least one scope: \(BundleRequest.scopeParameters.joined(separator: ", "))"
         case .unknownIncident(let id): "no incident '\(id)'; incident ids look like MAM-7K2Q-9XPF"
         case .invalidWindow: "'since' must not be after 'until'"
-        case .archive(let m): "archive: \(m)"
-        case .verification(let m): "verification failed: \(m)"
         }
     }
 }

@@ -1,4 +1,5 @@
 import TelemetryModel
+import Privacy
 
 /// Which journal entries belong in a bundle's `journal.txt`: the mirrored records of what
 /// the bundle is for, and the daemon's own operational lines — never another device's,

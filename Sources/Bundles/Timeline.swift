@@ -1,5 +1,6 @@
 import TelemetryModel
 import TelemetryStore
+import Archive
 
 /// `timeline.txt`: the story a support engineer reads first — launches (with management
 /// type), enrollment calls (operation, status code name and number, duration), SDK actions

@@ -7,6 +7,7 @@ import ServiceLifecycle
 import SupportConsole
 import TelemetryModel
 import TelemetryStore
+import Privacy
 
 /// The long-lived parts of a running daemon, opened from the configuration. Kept apart
 /// from the HTTP application so the daemon's services (committer, journal mirror,

@@ -1,7 +1,8 @@
+import Privacy
 import Bundles
 import Foundation
 import Hummingbird
-import Journal
+import Systemd
 import Logging
 import ServiceLifecycle
 import TelemetryModel

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TelemetryModel
+import InfoPlist
 
 /// `mamtelemetryctl apps import|list|remove`: the daemon's app registry.
 struct AppsCommand: AsyncParsableCommand {

@@ -1,8 +1,8 @@
 import ArgumentParser
 import AsyncHTTPClient
-import Bundles
 import Foundation
 import TelemetryModel
+import Archive
 
 /// `mamtelemetryctl bundle --incident MAM-… [-o FILE]` and `mamtelemetryctl bundle verify FILE`:
 /// the support engineer's one command (SPEC §6). The archive is streamed to disk as it
@@ -41,7 +41,7 @@ struct BundleCommand: AsyncParsableCommand {
             guard Self.format(format) != nil else { throw ValidationError("--format must be zip or tar.gz") }
         }
 
-        static func format(_ raw: String) -> BundleFormat? { BundleFormat(rawValue: raw == "tgz" ? "tar.gz" : raw) }
+        static func format(_ raw: String) -> ArchiveFormat? { ArchiveFormat(rawValue: raw == "tgz" ? "tar.gz" : raw) }
 
         func run() async throws {
             let format = Self.format(format)!
@@ -94,7 +94,7 @@ struct BundleCommand: AsyncParsableCommand {
 
         /// `mam-bundle-<scope>-<timestamp>.<ext>`, when the daemon suggested none. An identity
         /// scope is not spelled out: a UPN does not belong in a file name that gets attached.
-        func defaultName(_ format: BundleFormat) -> String {
+        func defaultName(_ format: ArchiveFormat) -> String {
             let label = incident ?? device.map { "device-\($0)" } ?? session.map { "session-\($0)" } ?? app.map { "app-\($0)" } ?? "identity"
             let safe = String(label.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" })
             let now = Int64(Date().timeIntervalSince1970 * 1000)

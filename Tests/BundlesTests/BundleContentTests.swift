@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TelemetryModel
 import TelemetryStore
+import Archive
 
 /// Bundles built from a real SQLite store: the right records, intact checksums, archives
 /// the system tools open, redaction, and a readable timeline. Serialized because the
@@ -52,8 +53,8 @@ struct BundleContentTests {
         await f.close()
     }
 
-    @Test(arguments: [BundleFormat.zip, .tarGz])
-    func checksumsVerifyAndSystemToolsOpenTheArchive(format: BundleFormat) async throws {
+    @Test(arguments: [ArchiveFormat.zip, .tarGz])
+    func checksumsVerifyAndSystemToolsOpenTheArchive(format: ArchiveFormat) async throws {
         let f = try BundleFixture()
         try await f.fill()
         let archive = try await f.bundle(BundleRequest(incident: BundleFixture.incidentID, device: "D1", format: format))
@@ -90,7 +91,7 @@ struct BundleContentTests {
         try await f.fill()
         let raw = [BundleFixture.alice.lowercased(), BundleFixture.bob, BundleFixture.aliceOid, "eyJhbGciOiJIUzI1NiJ9"]
         var pseudonymsSeen: [Set<String>] = []
-        for format in [BundleFormat.zip, .tarGz] {
+        for format in [ArchiveFormat.zip, .tarGz] {
             let archive = try await f.bundle(BundleRequest(app: "com.contoso.mail", since: since, until: until, format: format))
             var everything = String(decoding: archive.bytes, as: UTF8.self).lowercased()
             let extracted = try run(format == .zip ? ["/usr/bin/unzip", "-p", archive.path] : ["/usr/bin/tar", "-xzOf", archive.path])

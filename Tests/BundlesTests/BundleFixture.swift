@@ -3,6 +3,8 @@ import Crypto
 import Foundation
 import TelemetryModel
 import TelemetryStore
+import Privacy
+import Archive
 
 /// A real SQLite store in a temp directory, filled with a small fleet: two prod devices
 /// (two users), PPE records for the first device, and one diagnostic upload (incident).
@@ -160,7 +162,7 @@ struct FileSink: BundleSink {
 /// A finished bundle on disk, opened with the system's own tools.
 struct BundleArchive {
     let path: String
-    let format: BundleFormat
+    let format: ArchiveFormat
 
     var bytes: Data { FileManager.default.contents(atPath: path) ?? Data() }
 

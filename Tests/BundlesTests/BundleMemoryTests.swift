@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TelemetryModel
 import TelemetryStore
+import Archive
 
 /// Sizes from `/proc/self/status`, in KiB.
 enum ProcessMemory {

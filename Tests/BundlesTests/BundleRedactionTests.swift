@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TelemetryModel
 import TelemetryStore
+import Archive
 
 /// What a bundle shows a caller without the `pii` scope: verbose-level text and incident
 /// descriptions withheld (length and keyed digest, never the text, not just e-mails
@@ -72,8 +73,8 @@ struct BundleRedactionTests {
 
     /// Every count in the manifest is checked against the files it describes: pseudonyms and
     /// markers are counted in each file and must equal `byFile`, and the totals their sum.
-    @Test(arguments: [BundleFormat.zip, .tarGz])
-    func manifestCountsAreWhatTheFilesHold(format: BundleFormat) async throws {
+    @Test(arguments: [ArchiveFormat.zip, .tarGz])
+    func manifestCountsAreWhatTheFilesHold(format: ArchiveFormat) async throws {
         let f = try BundleFixture()
         try await f.fill()
         try await f.append("chatty", [Self.chattyVerbose(at: BundleFixture.t0 + 5 * BundleFixture.minute)], kind: .log)

@@ -6,7 +6,7 @@ import Testing
 @Suite(.serialized, .enabled(if: JournaldHarness.isAvailable, "needs root, unshare and systemd-journald"))
 struct JournalCatalogEventsTests {
     /// `DaemonMessageID.storageHighWater` / `.ingestRefused` (this target does not link
-    /// `Journal`; the ids are stable by contract).
+    /// `Systemd`; the ids are stable by contract).
     static let highWaterID = "5f615aebe5e24591a3ca4ede4cdc14b9"
     static let ingestRefusedID = "ae757b8f0c53474885405f3173698026"
 

@@ -7,8 +7,8 @@ import Testing
 /// `MESSAGE_ID`s and code locations, and `journalctl -x` explains them from the catalog.
 @Suite(.serialized, .enabled(if: JournaldHarness.isAvailable, "needs root, unshare and systemd-journald"))
 struct JournaldMirrorTests {
-    /// `DaemonMessageID.started` / `.stopped` (Sources/Journal/DaemonMessageID.swift; this
-    /// target does not link `Journal`). Stable by contract, so spelled out here.
+    /// `DaemonMessageID.started` / `.stopped` (Sources/Systemd/DaemonMessageID.swift; this
+    /// target does not link `Systemd`). Stable by contract, so spelled out here.
     static let startedID = "a6099522270d4485853645158218332e"
     static let stoppedID = "306032cd1e304418aad03bb2f01d37c6"
     static let catalog = DaemonProcess.packageRoot.appendingPathComponent("systemd/mamtelemetryd.catalog")

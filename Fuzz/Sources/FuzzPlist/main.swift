@@ -1,6 +1,6 @@
 import CLibFuzzer
 import Foundation
-import TelemetryModel
+import InfoPlist
 
 /// libFuzzer entry for the plist importer behind `mamtelemetryctl apps import`:
 /// `InfoPlistSettings(data:)` on XML, binary and garbage property lists. Refusing a bad file

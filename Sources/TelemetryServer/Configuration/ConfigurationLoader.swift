@@ -1,7 +1,7 @@
 import Configuration
 import SystemPackage
 import Foundation
-import Journal
+import Systemd
 import Logging
 import TelemetryModel
 

@@ -1,6 +1,6 @@
 import Compression
 import Foundation
-import Journal
+import Systemd
 import TelemetryModel
 import TelemetryStore
 

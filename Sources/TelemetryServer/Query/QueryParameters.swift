@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import TelemetryModel
 import TelemetryStore
+import Privacy
 
 /// Turns `GET /v1/events` / `GET /v1/logs` query parameters into a `RecordQuery`,
 /// refusing anything malformed with a 400 that names the parameter. The query carries the

@@ -4,6 +4,8 @@ import HTTPTypes
 import Hummingbird
 import TelemetryModel
 import TelemetryStore
+import Privacy
+import Archive
 
 /// `GET /v1/bundles` and `GET /v1/incidents/{id}/bundle` (SPEC §6): a diagnostic archive
 /// streamed to the client while it is built.
@@ -47,9 +49,9 @@ struct BundleRoutes: Sendable {
             }
             env = e
         }
-        var format = BundleFormat.zip
+        var format = ArchiveFormat.zip
         if let raw = value("format") {
-            guard let f = BundleFormat(rawValue: raw == "tgz" ? "tar.gz" : raw) else {
+            guard let f = ArchiveFormat(rawValue: raw == "tgz" ? "tar.gz" : raw) else {
                 throw APIError.badRequest("invalid_parameter", "'format' must be zip or tar.gz")
             }
             format = f

@@ -1,5 +1,6 @@
 import Bundles
 import Hummingbird
+import Privacy
 
 /// `GET /v1/pseudonyms?identity=<upn>` (`pii` scope): the `user-…` pseudonym of an identity,
 /// the value queries and bundles show in its place and the journal carries as

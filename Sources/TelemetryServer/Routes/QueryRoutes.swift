@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import TelemetryModel
 import TelemetryStore
+import Privacy
 
 /// `GET /v1/events`, `GET /v1/logs` (with `follow=true`), `GET /v1/incidents/{id}`.
 struct QueryRoutes: Sendable {

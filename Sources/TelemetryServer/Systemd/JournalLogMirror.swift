@@ -1,8 +1,9 @@
 import Bundles
-import Journal
+import Systemd
 import TelemetryModel
+import Privacy
 
-/// Mirrors stored diagnostic log records into the systemd journal through the `Journal`
+/// Mirrors stored diagnostic log records into the systemd journal through the `Systemd`
 /// target's queue (never blocking ingest). The identity becomes `MAM_IDENTITY_HASH`, the
 /// same `user-…` pseudonym queries and bundles show (`mamtelemetryctl pseudonym <upn>`
 /// prints it for `journalctl MAM_IDENTITY_HASH=…`); verbose text is withheld the way a

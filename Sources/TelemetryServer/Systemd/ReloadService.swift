@@ -1,5 +1,5 @@
 import Foundation
-import Journal
+import Systemd
 import Logging
 import ServiceLifecycle
 import Synchronization

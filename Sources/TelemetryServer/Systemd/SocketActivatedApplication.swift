@@ -1,3 +1,4 @@
+import Systemd
 import Foundation
 import Hummingbird
 import HummingbirdCore

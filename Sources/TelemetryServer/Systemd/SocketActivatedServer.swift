@@ -1,3 +1,4 @@
+import Systemd
 import HummingbirdCore
 import Logging
 import NIOCore

@@ -2,7 +2,7 @@ import InMemoryLogging
 import Logging
 import Testing
 
-@testable import Journal
+@testable import Systemd
 
 /// `systemctl reload` with a new `logLevel` must reach loggers made long before it.
 @Suite struct LogLevelControlTests {

@@ -1,5 +1,4 @@
 import TelemetryModel
-import TelemetryStore
 
 /// What one caller may see of stored data — the single rule behind query answers, follow
 /// streams, incident views and bundles. With the `pii` scope: everything as stored.
@@ -8,9 +7,9 @@ import TelemetryStore
 /// that may hold anything personal — every free-text value of a verbose-level log record and
 /// an incident's description — is withheld (`WithheldText`: its length and a keyed digest).
 ///
-/// As a `RecordPresenter` it is handed to the store with a query, so `contains` is matched
-/// against exactly what the caller is shown.
-public struct RecordVisibility: RecordPresenter {
+/// As a `RecordPresenter` (see Bundles) it is handed to the store with a query, so
+/// `contains` is matched against exactly what the caller is shown.
+public struct RecordVisibility: Sendable {
     public let piiAllowed: Bool
     public let pseudonymizer: Pseudonymizer
 
@@ -20,17 +19,15 @@ public struct RecordVisibility: RecordPresenter {
     }
 
     /// The byte-level worker applying these rules, with its own counts (bundle manifests).
-    func redactor() -> RecordRedactor {
+    public func redactor() -> RecordRedactor {
         RecordRedactor(pseudonymizer: pseudonymizer, enabled: !piiAllowed)
     }
 
-    /// One stored record as this caller sees it.
-    public func present(_ record: StoredRecord) -> StoredRecord {
-        guard !piiAllowed else { return record }
+    /// One stored record's JSON as this caller sees it (`verbose`: the record's level).
+    public func present(json: [UInt8], verbose: Bool) -> [UInt8] {
+        guard !piiAllowed else { return json }
         var redactor = redactor()
-        var shown = record
-        shown.json = redactor.redact(json: record.json, verbose: record.keys.level == .verbose).json
-        return shown
+        return redactor.redact(json: json, verbose: verbose).json
     }
 
     /// A lone identity value (an incident's reporter).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TelemetryModel
+import InfoPlist
 
 @Suite struct InfoPlistSettingsTests {
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -1,5 +1,5 @@
 import Foundation
-import Journal
+import Systemd
 import Testing
 
 /// `systemd/mamtelemetryd.catalog` must compile with journald's own catalog tool and

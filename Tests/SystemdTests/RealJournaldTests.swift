@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Journal
+import Systemd
 import Logging
 import ServiceLifecycle
 import TelemetryModel
@@ -35,7 +35,7 @@ struct RealJournaldTests {
             "/bin/bash",
             [
                 Self.harness.path, workdir.path, "--", testBinary, "--testing-library", "swift-testing",
-                "--filter", "JournalTests.RealJournaldTests",
+                "--filter", "SystemdTests.RealJournaldTests",
             ],
             environment: [
                 "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", Self.childVariable: token,

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Journal
+import Systemd
 import Logging
 import ServiceLifecycle
 import Synchronization

@@ -20,7 +20,7 @@ public struct RedactionCounts: Sendable, Hashable, Codable {
     public var total: Int { upn + objectId + token + textWithheld }
 
     /// What was done between two snapshots, for per-file counts.
-    func since(_ earlier: RedactionCounts) -> RedactionCounts {
+    public func since(_ earlier: RedactionCounts) -> RedactionCounts {
         var d = RedactionCounts()
         d.upn = upn - earlier.upn
         d.objectId = objectId - earlier.objectId

@@ -17,12 +17,12 @@ public enum BundleVerifier {
     }
 
     public static func verify(archiveAt path: String) throws -> Result {
-        guard let a = archive_read_new() else { throw BundleError.archive("archive_read_new failed") }
+        guard let a = archive_read_new() else { throw ArchiveError.writing("archive_read_new failed") }
         defer { archive_read_free(a) }
         archive_read_support_format_all(a)
         archive_read_support_filter_all(a)
         guard archive_read_open_filename(a, path, 1 << 16) == ARCHIVE_OK else {
-            throw BundleError.verification(archive_error_string(a).map { String(cString: $0) } ?? "cannot open \(path)")
+            throw ArchiveError.verification(archive_error_string(a).map { String(cString: $0) } ?? "cannot open \(path)")
         }
         var seen: [String: ManifestFile] = [:]
         var manifest: [UInt8]?
@@ -32,7 +32,7 @@ public enum BundleVerifier {
             let status = archive_read_next_header(a, &entry)
             if status == ARCHIVE_EOF { break }
             guard status >= ARCHIVE_WARN, let entry else {
-                throw BundleError.verification(archive_error_string(a).map { String(cString: $0) } ?? "corrupt archive")
+                throw ArchiveError.verification(archive_error_string(a).map { String(cString: $0) } ?? "corrupt archive")
             }
             let name = archive_entry_pathname(entry).map { String(cString: $0) } ?? ""
             var hasher = SHA256()
@@ -42,7 +42,7 @@ public enum BundleVerifier {
                 let n = buffer.withUnsafeMutableBytes { archive_read_data(a, $0.baseAddress, $0.count) }
                 if n == 0 { break }
                 guard n > 0 else {
-                    throw BundleError.verification(archive_error_string(a).map { String(cString: $0) } ?? "read error in \(name)")
+                    throw ArchiveError.verification(archive_error_string(a).map { String(cString: $0) } ?? "read error in \(name)")
                 }
                 buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
                 if keep != nil { keep!.append(contentsOf: buffer[0..<n]) }
@@ -51,10 +51,10 @@ public enum BundleVerifier {
             if let keep { manifest = keep }
             seen[name] = ManifestFile(name: name, size: size, sha256: hasher.finalize().map { String(format: "%02x", $0) }.joined())
         }
-        guard let manifest else { throw BundleError.verification("no manifest.json in the archive") }
+        guard let manifest else { throw ArchiveError.verification("no manifest.json in the archive") }
         guard let object = try JSONSerialization.jsonObject(with: Data(manifest)) as? [String: Any],
             let files = object["files"] as? [[String: Any]]
-        else { throw BundleError.verification("manifest.json has no files list") }
+        else { throw ArchiveError.verification("manifest.json has no files list") }
         var problems: [String] = []
         var verified: [ManifestFile] = []
         var listed = Set<String>()

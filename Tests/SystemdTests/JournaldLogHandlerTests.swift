@@ -1,4 +1,4 @@
-import Journal
+import Systemd
 import Logging
 import Testing
 

@@ -41,6 +41,6 @@ func runProcess(_ executable: String, _ arguments: [String], environment: [Strin
         standardError: String(decoding: errorData.withLock { $0 }, as: UTF8.self))
 }
 
-/// The repository root, found from this file's path (Tests/JournalTests/...).
+/// The repository root, found from this file's path (Tests/SystemdTests/...).
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()

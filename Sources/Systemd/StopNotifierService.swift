@@ -1,14 +1,18 @@
-import Journal
 import Logging
 import ServiceLifecycle
 
 /// Tells systemd `STOPPING=1` the moment shutdown begins. It is the last service of the
 /// daemon's group, so it is the first one asked to stop, before the HTTP server drains.
-struct StopNotifierService: Service {
+public struct StopNotifierService: Service {
     let notifier: SystemdNotifier
     let logger: Logger
 
-    func run() async throws {
+    public init(notifier: SystemdNotifier, logger: Logger) {
+        self.notifier = notifier
+        self.logger = logger
+    }
+
+    public func run() async throws {
         try? await gracefulShutdown()
         _ = notifier.stopping()
         logger.notice("stopping: draining in-flight requests and commits")

@@ -1,5 +1,4 @@
 import Foundation
-import Journal
 
 #if canImport(Glibc)
 import Glibc

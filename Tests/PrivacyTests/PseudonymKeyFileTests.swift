@@ -1,4 +1,4 @@
-import Bundles
+import Privacy
 import Foundation
 import Testing
 

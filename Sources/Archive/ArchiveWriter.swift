@@ -4,7 +4,7 @@ import Foundation
 /// A libarchive streaming writer whose output is collected by the write callback into a
 /// small buffer that the (async) caller drains after every call, so bytes reach the client
 /// while the archive is still being built and never accumulate beyond one call's output.
-final class ArchiveWriter {
+public final class ArchiveWriter {
     /// Filled by libarchive's write callback; drained by `takeOutput()`.
     final class Output {
         var bytes: [UInt8] = []
@@ -15,8 +15,8 @@ final class ArchiveWriter {
     private var closed = false
     private let modificationTime: Int64
 
-    init(format: BundleFormat, modificationTime ms: Int64) throws {
-        guard let a = archive_write_new() else { throw BundleError.archive("archive_write_new failed") }
+    public init(format: ArchiveFormat, modificationTime ms: Int64) throws {
+        guard let a = archive_write_new() else { throw ArchiveError.writing("archive_write_new failed") }
         archive = a
         modificationTime = ms / 1000
         switch format {
@@ -45,18 +45,18 @@ final class ArchiveWriter {
     private func check(_ status: Int32, _ what: String) throws {
         guard status >= ARCHIVE_WARN else {
             let message = archive_error_string(archive).map { String(cString: $0) } ?? "error \(status)"
-            throw BundleError.archive("\(what): \(message)")
+            throw ArchiveError.writing("\(what): \(message)")
         }
     }
 
     /// Bytes produced since the last call.
-    func takeOutput() -> [UInt8] {
+    public func takeOutput() -> [UInt8] {
         defer { output.bytes.removeAll(keepingCapacity: true) }
         return output.bytes
     }
 
-    func beginEntry(name: String, size: Int64) throws {
-        guard let entry = archive_entry_new() else { throw BundleError.archive("archive_entry_new failed") }
+    public func beginEntry(name: String, size: Int64) throws {
+        guard let entry = archive_entry_new() else { throw ArchiveError.writing("archive_entry_new failed") }
         defer { archive_entry_free(entry) }
         archive_entry_set_pathname(entry, name)
         archive_entry_set_size(entry, size)
@@ -66,17 +66,17 @@ final class ArchiveWriter {
         try check(archive_write_header(archive, entry), "write_header \(name)")
     }
 
-    func writeData(_ bytes: UnsafeRawBufferPointer) throws {
+    public func writeData(_ bytes: UnsafeRawBufferPointer) throws {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         let n = archive_write_data(archive, base, bytes.count)
         guard n >= 0 else {
-            throw BundleError.archive(archive_error_string(archive).map { String(cString: $0) } ?? "write_data failed")
+            throw ArchiveError.writing(archive_error_string(archive).map { String(cString: $0) } ?? "write_data failed")
         }
     }
 
-    func finishEntry() throws { try check(archive_write_finish_entry(archive), "finish_entry") }
+    public func finishEntry() throws { try check(archive_write_finish_entry(archive), "finish_entry") }
 
-    func close() throws {
+    public func close() throws {
         closed = true
         try check(archive_write_close(archive), "close")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TelemetryModel
 
 /// Reads an app's MAM flags from its real `Info.plist` (XML or binary) — the
 /// `IntuneMAMSettings` dictionary — or from an older SDK's `MAMEnvironment.plist`, whose

@@ -11,14 +11,14 @@ import TelemetryModel
 ///
 /// The same pass optionally captures scalar values of chosen members (after redaction), so
 /// the timeline and summary need not parse each record a second time.
-struct RecordRedactor: Sendable {
-    let pseudonymizer: Pseudonymizer
-    let enabled: Bool
-    private(set) var counts = RedactionCounts()
+public struct RecordRedactor: Sendable {
+    public let pseudonymizer: Pseudonymizer
+    public let enabled: Bool
+    public private(set) var counts = RedactionCounts()
     /// HMACs are cheap but not free; the same users recur in every page. Bounded.
     private var cache: [String: String] = [:]
 
-    init(pseudonymizer: Pseudonymizer, enabled: Bool) {
+    public init(pseudonymizer: Pseudonymizer, enabled: Bool) {
         self.pseudonymizer = pseudonymizer
         self.enabled = enabled
     }
@@ -41,7 +41,7 @@ struct RecordRedactor: Sendable {
         ]
             + (AppFlags.Key.telemetryDisabled + AppFlags.Key.usePPE + AppFlags.Key.verboseLogging).map { $0.lowercased() })
 
-    mutating func pseudonym(_ value: String, kind: String) -> String {
+    public mutating func pseudonym(_ value: String, kind: String) -> String {
         let key = kind + ":" + value.lowercased()
         if let hit = cache[key] { return hit }
         if cache.count >= 10_000 { cache.removeAll(keepingCapacity: true) }
@@ -55,7 +55,7 @@ struct RecordRedactor: Sendable {
     /// values are returned, last occurrence wins. Works on a raw buffer pointer: this runs
     /// once per record of every bundle and query page, and text without an `@`, `eyJ` or
     /// `bearer` is copied as is.
-    mutating func redact(json record: [UInt8], verbose: Bool, capture: Set<String> = []) -> (json: [UInt8], captured: [String: String]) {
+    public mutating func redact(json record: [UInt8], verbose: Bool, capture: Set<String> = []) -> (json: [UInt8], captured: [String: String]) {
         var out: [UInt8] = []
         out.reserveCapacity(record.count + 32)
         var captured: [String: String] = [:]
@@ -126,20 +126,20 @@ struct RecordRedactor: Sendable {
     }
 
     /// The marker shown for text this caller may not read (counted).
-    mutating func withhold(_ text: String) -> String {
+    public mutating func withhold(_ text: String) -> String {
         counts.textWithheld += 1
         return WithheldText.marker(for: text, pseudonymizer: pseudonymizer)
     }
 
     /// Free text a user typed (an incident's description): withheld like verbose text.
-    mutating func freeText(_ text: String?) -> String? {
+    public mutating func freeText(_ text: String?) -> String? {
         guard enabled, let text, !text.isEmpty else { return text }
         return withhold(text)
     }
 
     /// One journal line's message: a mirrored verbose record's is withheld (unless the
     /// mirror already withheld it), any other has e-mails and tokens pseudonymized.
-    mutating func journalMessage(_ text: String, verbose: Bool) -> String {
+    public mutating func journalMessage(_ text: String, verbose: Bool) -> String {
         guard enabled else { return text }
         if verbose {
             if WithheldText.isMarker(text) {
@@ -171,7 +171,7 @@ struct RecordRedactor: Sendable {
 
     /// Scrubs free text (journal lines of the daemon and of non-verbose records): emails,
     /// bearer tokens, JWTs.
-    mutating func scrub(text: String) -> String {
+    public mutating func scrub(text: String) -> String {
         guard enabled else { return text }
         let bytes = Array(text.utf8)
         guard let rewritten = scrub(bytes[...]) else { return text }
@@ -179,7 +179,7 @@ struct RecordRedactor: Sendable {
     }
 
     /// Replaces a whole identity value (request parameters, incident metadata).
-    mutating func redactIdentity(_ value: String?) -> String? {
+    public mutating func redactIdentity(_ value: String?) -> String? {
         guard enabled, let value, !value.isEmpty else { return value }
         counts.upn += 1
         return pseudonym(value, kind: "user")
@@ -275,7 +275,7 @@ struct RecordRedactor: Sendable {
         (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A)
     }
 
-    static func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
+    public static func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
 
     static func isDelimiter(_ c: UInt8) -> Bool {
         c == UInt8(ascii: ",") || c == UInt8(ascii: "}") || c == UInt8(ascii: "]") || Self.isSpace(c)

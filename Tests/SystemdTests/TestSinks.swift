@@ -1,5 +1,5 @@
 import Foundation
-import Journal
+import Systemd
 import Synchronization
 
 /// A sink that keeps every entry it is given, for asserting on what would reach journald.

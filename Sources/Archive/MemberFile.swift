@@ -9,31 +9,31 @@ import Foundation
 /// size before the data, and a bundle must work for both formats. Spooling one member at a
 /// time to `<data>/tmp/` keeps memory bounded (a 64 KiB write buffer) and disk use bounded
 /// by the largest member; the file is deleted as soon as it has been copied into the archive.
-final class MemberFile {
-    let name: String
-    let url: URL
+public final class MemberFile {
+    public let name: String
+    public let url: URL
     private let handle: FileHandle
     private var buffer: [UInt8] = []
     private var hasher = SHA256()
-    private(set) var size: Int64 = 0
+    public private(set) var size: Int64 = 0
 
-    init(name: String, directory: URL) throws {
+    public init(name: String, directory: URL) throws {
         self.name = name
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         url = directory.appendingPathComponent("bundle-\(UUID().uuidString)-\(name)")
         guard FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-            throw BundleError.archive("cannot create temporary file \(url.path)")
+            throw ArchiveError.writing("cannot create temporary file \(url.path)")
         }
         handle = try FileHandle(forWritingTo: url)
         buffer.reserveCapacity(1 << 16)
     }
 
-    func append(_ bytes: [UInt8]) throws {
+    public func append(_ bytes: [UInt8]) throws {
         buffer.append(contentsOf: bytes)
         if buffer.count >= 1 << 16 { try flush() }
     }
 
-    func append(_ text: String) throws { try append(Array(text.utf8)) }
+    public func append(_ text: String) throws { try append(Array(text.utf8)) }
 
     private func flush() throws {
         guard !buffer.isEmpty else { return }
@@ -44,15 +44,15 @@ final class MemberFile {
     }
 
     /// Closes the file and returns its manifest line.
-    func finish() throws -> ManifestFile {
+    public func finish() throws -> ManifestFile {
         try flush()
         try handle.close()
         return ManifestFile(name: name, size: size, sha256: hasher.finalize().map { String(format: "%02x", $0) }.joined())
     }
 
-    func remove() { try? FileManager.default.removeItem(at: url) }
+    public func remove() { try? FileManager.default.removeItem(at: url) }
 
-    static func digest(_ bytes: [UInt8]) -> String {
+    public static func digest(_ bytes: [UInt8]) -> String {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 }
@@ -62,4 +62,10 @@ public struct ManifestFile: Sendable, Hashable, Codable {
     public var name: String
     public var size: Int64
     public var sha256: String
+
+    public init(name: String, size: Int64, sha256: String) {
+        self.name = name
+        self.size = size
+        self.sha256 = sha256
+    }
 }

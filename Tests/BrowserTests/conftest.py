@@ -36,6 +36,7 @@ def story(daemon):
     facts = seed(daemon)
     facts["support"] = daemon.token("support-desk", ["read", "bundle"])
     facts["reader"] = daemon.token("read-only", ["read"])
+    facts["investigator"] = daemon.token("investigator", ["read", "pii"])
     return facts
 
 

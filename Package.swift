@@ -116,6 +116,16 @@ let package = Package(
             ]),
 
         // MARK: Tests
+        /// What the process-driving tests share: the built daemon as a child process (port
+        /// learned from its readiness notification), a notify socket, reaping by pid.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/TestSupport"),
         .testTarget(name: "TelemetryModelTests", dependencies: ["TelemetryModel"]),
         .testTarget(name: "CompressionTests", dependencies: ["Compression"]),
         .testTarget(
@@ -139,7 +149,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "TelemetryModel", "Compression",
+                "TelemetryModel", "Compression", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import TestSupport
 import Testing
 
 /// Load beyond capacity from parallel clients (issue 7): the daemon answers only 200, 429

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Diagnostic bundles end to end (issue 5, SPEC §6): the built daemon, the built

@@ -1,5 +1,6 @@
 import Compression
 import Foundation
+import TestSupport
 import Testing
 
 /// A compressed body is taken whole or refused (issue 11 item 4): every member of a

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// SIGKILL during ingest, several rounds: every acknowledged event is there after each

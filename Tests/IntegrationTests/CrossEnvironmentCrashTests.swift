@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `kill -9` between the two environments' commits of a request with prod and PPE records:

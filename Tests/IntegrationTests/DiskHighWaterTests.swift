@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Disk high-water on a small tmpfs data directory: past the mark ingest answers 507 naming

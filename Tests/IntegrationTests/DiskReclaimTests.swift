@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A small disk fills while the daemon runs and nobody intervenes: past the high-water mark

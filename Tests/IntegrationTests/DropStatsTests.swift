@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Drop counts are history, not process state: after a restart `/v1/stats/drops` still

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import TestSupport
 import Testing
 
 /// `GET /v1/logs?follow=true` (issue 3, SPEC §3): like `journalctl -f`, a record posted

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Diagnostic uploads become incidents a person can quote over the phone (issue 3, SPEC

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Compression
 import Foundation
 import NIOCore
+import TestSupport
 import Testing
 
 /// Decompressed bytes count against `maxInFlightBytes` as they are produced (issue 11 item

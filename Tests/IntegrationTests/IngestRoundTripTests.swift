@@ -1,5 +1,6 @@
 import Compression
 import Foundation
+import TestSupport
 import Testing
 
 /// Ingest and query over real HTTP against the built daemon (issue 2).

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The storage and ingest-refusal events reach a real journal under the `MESSAGE_ID`s the

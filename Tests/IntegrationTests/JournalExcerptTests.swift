@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A bundle's `journal.txt` against a real journald (issue 11, item 11): the built daemon

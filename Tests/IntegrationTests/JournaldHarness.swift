@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs commands next to a private, real systemd-journald and reads back what they logged
@@ -81,16 +82,11 @@ struct JournaldHarness: Sendable {
     func launch(
         _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
         standardOutput: FileHandle? = nil, standardError: FileHandle? = nil
-    ) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [Self.script.path, workdir.path, "--", executable] + arguments
-        process.environment = environment ?? Self.defaultEnvironment
-        process.standardInput = FileHandle.nullDevice
-        if let standardOutput { process.standardOutput = standardOutput }
-        if let standardError { process.standardError = standardError }
-        try process.run()
-        return process
+    ) throws -> ChildProcess {
+        try ChildProcess(
+            "/bin/bash", [Self.script.path, workdir.path, "--", executable] + arguments,
+            environment: environment ?? Self.defaultEnvironment,
+            standardOutput: standardOutput?.fileDescriptor, standardError: standardError?.fileDescriptor)
     }
 
     /// Runs `executable` under the harness to completion and captures its output.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The journald mirror end to end (issue 3, SPEC §5, §11): the built daemon runs inside the
@@ -270,30 +271,17 @@ struct JournaldMirrorTests {
         return try output.standardOutput.split(separator: "\n").map(JournaldHarness.decodeEntry)
     }
 
-    /// Waits until `path` answers 200 (`/healthz` when the daemon is meant to be unready).
-    static func waitUntilReady(_ d: DaemonProcess, _ harness: Process, path: String = "/readyz") async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if !harness.isRunning {
-                throw DaemonProcess.DaemonError.exited(log: (try? String(contentsOf: d.logFile, encoding: .utf8)) ?? "")
-            }
-            if d.adminToken != nil, let (status, _) = try? await d.get(path), status == 200 { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw DaemonProcess.DaemonError.notReady
-    }
-
-    static func waitForExit(_ process: Process, timeout: TimeInterval) -> Bool {
+    static func waitForExit(_ process: ChildProcess, timeout: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(20_000) }
         return !process.isRunning
     }
 
-    /// SIGTERM to the daemon itself rather than to the harness: the harness's forwarding
-    /// trap does not fire when the test process launches it — the harness bash inherits a
-    /// signal mask with SIGTERM blocked (`SigBlk` in /proc/<pid>/status), so
-    /// `Process.terminate()` on it is never acted on and it waits for the daemon forever.
-    static func terminateCommand(of harness: JournaldHarness, _ process: Process) {
+    /// SIGTERM to the daemon itself rather than to the harness, so the test does not depend
+    /// on the harness's forwarding trap (which Foundation's `Process` defeated: it started
+    /// bash with SIGTERM blocked; `ChildProcess` clears the mask, and the harness is the
+    /// fallback when the command's pid is not known yet).
+    static func terminateCommand(of harness: JournaldHarness, _ process: ChildProcess) {
         if let pid = harness.commandPID, pid > 0 {
             kill(pid, SIGTERM)
         } else {
@@ -302,7 +290,7 @@ struct JournaldMirrorTests {
     }
 
     /// Stops the harness (and so the daemon and journald) if a failed check left it running.
-    static func stop(_ process: Process, _ harness: JournaldHarness) {
+    static func stop(_ process: ChildProcess, _ harness: JournaldHarness) {
         guard process.isRunning else { return }
         terminateCommand(of: harness, process)
         if !waitForExit(process, timeout: 15) {

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Compression
 import Foundation
 import NIOCore
+import TestSupport
 import Testing
 
 /// Each input limit (SPEC §8, issue 7): just under passes, just over is refused with the

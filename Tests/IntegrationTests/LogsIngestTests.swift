@@ -1,5 +1,6 @@
 import Compression
 import Foundation
+import TestSupport
 import Testing
 
 /// `POST /v1/logs` against the built daemon (issue 3, SPEC §2.4, §3): console-export text,

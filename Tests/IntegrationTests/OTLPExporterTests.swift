@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// OpenTelemetry interoperability end to end: the real OpenTelemetry Python SDK

@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import TestSupport
 import Testing
 
 /// The daemon serves exactly the API description kept in the repository, without a token.

@@ -1,6 +1,7 @@
 import Compression
 import Foundation
 import GRDB
+import TestSupport
 import Testing
 
 /// MAMTelemetryDisabled never reaches disk; PPE only under env=ppe (issue 2, SPEC §2.3).

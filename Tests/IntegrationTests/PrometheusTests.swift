@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import TestSupport
 import Testing
 
 /// `/metrics` against Prometheus' own tools (issue 6): the exposition passes
@@ -26,7 +27,7 @@ import Testing
         p.arguments = arguments
         let input = Pipe()
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("promtool-\(UUID().uuidString).out")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
         let out = try FileHandle(forWritingTo: output)
         p.standardInput = input
@@ -216,7 +217,7 @@ import Testing
             "--web.listen-address=127.0.0.1:\(port)",
         ]
         let log = work.appendingPathComponent("prometheus.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let logHandle = try FileHandle(forWritingTo: log)
         prometheus.standardOutput = logHandle
         prometheus.standardError = logHandle

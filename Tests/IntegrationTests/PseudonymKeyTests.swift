@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The built daemon and its `pseudonym.key` (issue 11, item 6): a damaged or unreadable key

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Per-token ingest rate limits: a token over its budget gets 429 + Retry-After naming the

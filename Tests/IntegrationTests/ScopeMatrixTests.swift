@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import TestSupport
 import Testing
 
 /// Every route × every credential (SPEC §8, issue 7): no token and an unknown token get 401
@@ -141,7 +142,8 @@ import Testing
         #expect(json["accepted"] as? Int == 1)
         let rejected = json["rejected"] as? [[String: Any]] ?? []
         #expect(rejected.count == 1 && rejected.first?["line"] as? Int == 2)
-        #expect((rejected.first?["error"] as? String ?? "").contains("com.contoso.b"))
+        let error = rejected.first?["error"] as? String
+        #expect(error?.contains("com.contoso.b") == true, "\(rejected)")
         // Logs and diagnostic uploads for B are refused too.
         #expect(try await Self.send(d, .POST, "/v1/logs?app=com.contoso.b", body: Array(#"{"level":"info","message":"x"}"#.utf8), authorization: auth) == 403)
         #expect(try await Self.send(d, .POST, "/v1/diagnostics", body: Self.diagnostic(app: "com.contoso.b"), authorization: auth) == 403)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A tmpfs of a few MiB mounted for one test (this test process runs in a private mount
 /// namespace under `inwt`, and the mount is lazily detached at the end either way), so a

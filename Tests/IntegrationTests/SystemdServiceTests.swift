@@ -1,5 +1,7 @@
+import AsyncHTTPClient
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// The daemon as a systemd service (issue 4, SPEC §7), driven through the interfaces
@@ -11,13 +13,17 @@ import Testing
     func notifyLifecycle() async throws {
         let notify = try NotifyListener()
         defer { notify.close() }
-        let d = try DaemonProcess(environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "2000000"])
+        let d = try DaemonProcess(environment: ["WATCHDOG_USEC": "2000000"], notify: notify)
         defer { d.cleanUp() }
 
         // The moment READY=1 arrives, /readyz must already answer 200.
+        // (The port is read from the READY=1 datagram itself: `d` learns it only after.)
         async let statusAtReady: Int? = {
-            guard await notify.wait(for: "READY=1", timeout: .seconds(30)) != nil else { return nil }
-            return try? await d.get("/readyz").0
+            guard let ready = await notify.wait(for: "READY=1", timeout: .seconds(30)),
+                let port = DaemonProcess.port(inStatusOf: ready)
+            else { return nil }
+            let answer = try? await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/readyz"), timeout: .seconds(10))
+            return answer.map { Int($0.status.code) }
         }()
         try await d.start()
         #expect(await statusAtReady == 200, "READY=1 came before the daemon answered /readyz")
@@ -60,7 +66,7 @@ import Testing
     func reloadGoodAndBadConfig() async throws {
         let notify = try NotifyListener()
         defer { notify.close() }
-        let (d, config) = try Self.daemon(config: "apps:\n  telemetryDisabled: []\n", environment: ["NOTIFY_SOCKET": notify.path])
+        let (d, config) = try Self.daemon(config: "apps:\n  telemetryDisabled: []\n", notify: notify)
         defer { Self.cleanUp(d, config) }
         try await d.start()
         let pid = try #require(d.process?.processIdentifier)
@@ -120,7 +126,7 @@ import Testing
         let notify = try NotifyListener()
         defer { notify.close() }
         let (d, config) = try Self.daemon(
-            config: "apps:\n  telemetryDisabled: [com.k]\n", environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "2000000"])
+            config: "apps:\n  telemetryDisabled: [com.k]\n", environment: ["WATCHDOG_USEC": "2000000"], notify: notify)
         defer { Self.cleanUp(d, config) }
         try await d.start()
         let pid = try #require(d.process?.processIdentifier)
@@ -192,26 +198,22 @@ import Testing
             "systemd-socket-activate (package systemd) is not installed")
         let notify = try NotifyListener()
         defer { notify.close() }
-        // `d.port` is the socket systemd-socket-activate binds; `--listen` names another
-        // free port that must stay unbound.
-        let d = try DaemonProcess()
+        // `d.port` is the socket systemd-socket-activate binds (it must be told a number);
+        // `--listen` names another free port that must stay unbound.
+        let d = try DaemonProcess(port: try DaemonProcess.freePort(), notify: notify)
         defer { d.cleanUp() }
         let unused = try DaemonProcess.freePort()
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: activate)
-        p.arguments = [
-            "--listen=127.0.0.1:\(d.port)", "--setenv=NOTIFY_SOCKET=\(notify.path)",
-            DaemonProcess.binary.path, "--data-dir", d.dataDirectory.path, "--listen", "127.0.0.1:\(unused)",
-        ]
-        var env = ProcessInfo.processInfo.environment
-        for key in ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] { env[key] = nil }
-        p.environment = env
-        _ = FileManager.default.createFile(atPath: d.logFile.path, contents: nil)
-        let log = try FileHandle(forWritingTo: d.logFile)
-        p.standardOutput = log
-        p.standardError = log
-        try p.run()
-        d.process = p  // so cleanUp/kill reach it: systemd-socket-activate execs the daemon in place
+        let log = try d.openLog()
+        defer { try? log.close() }
+        // systemd-socket-activate execs the daemon in place, so `d.process` is the daemon.
+        d.process = try ChildProcess(
+            activate,
+            [
+                "--listen=127.0.0.1:\(d.port)", "--setenv=NOTIFY_SOCKET=\(notify.path)",
+                DaemonProcess.binary.path, "--data-dir", d.dataDirectory.path, "--listen", "127.0.0.1:\(unused)",
+            ],
+            environment: d.daemonEnvironment().filter { $0.key != "NOTIFY_SOCKET" },
+            standardOutput: log.fileDescriptor, standardError: log.fileDescriptor)
 
         // Without --accept, systemd-socket-activate execs the daemon on the first
         // connection (which then waits in the backlog): the first request starts it.
@@ -245,20 +247,14 @@ import Testing
     func socketActivationDrainsInFlight() async throws {
         let activate = try #require(
             ["/usr/bin/systemd-socket-activate", "/bin/systemd-socket-activate"].first { FileManager.default.isExecutableFile(atPath: $0) })
-        let d = try DaemonProcess()
+        let d = try DaemonProcess(port: try DaemonProcess.freePort())
         defer { d.cleanUp() }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: activate)
-        p.arguments = ["--listen=127.0.0.1:\(d.port)", DaemonProcess.binary.path, "--data-dir", d.dataDirectory.path]
-        var env = ProcessInfo.processInfo.environment
-        for key in ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC"] { env[key] = nil }
-        p.environment = env
-        _ = FileManager.default.createFile(atPath: d.logFile.path, contents: nil)
-        let log = try FileHandle(forWritingTo: d.logFile)
-        p.standardOutput = log
-        p.standardError = log
-        try p.run()
-        d.process = p
+        let log = try d.openLog()
+        defer { try? log.close() }
+        d.process = try ChildProcess(
+            activate, ["--listen=127.0.0.1:\(d.port)", DaemonProcess.binary.path, "--data-dir", d.dataDirectory.path],
+            environment: d.daemonEnvironment().filter { $0.key != "NOTIFY_SOCKET" },
+            standardOutput: log.fileDescriptor, standardError: log.fileDescriptor)
         // The first connection makes systemd-socket-activate exec the daemon.
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline, (try? await d.get("/readyz", timeout: .seconds(30)).0) != 200 {
@@ -277,7 +273,7 @@ import Testing
             "POST /v1/telemetry HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
             + "Content-Length: \(payload.count)\r\n\r\n").utf8) + payload.prefix(10))
         try await Task.sleep(for: .milliseconds(300))
-        kill(p.processIdentifier, SIGTERM)
+        d.process?.signal(SIGTERM)
         try await Task.sleep(for: .milliseconds(300))
         try connection.send(Array(payload.dropFirst(10)))
         let (status, body) = try connection.readResponse()
@@ -297,13 +293,13 @@ import Testing
 
     /// A daemon (not started) reading `config` from a YAML file in a fresh directory that
     /// also holds its data directory; returns the daemon and the file.
-    static func daemon(config text: String, environment: [String: String]) throws -> (DaemonProcess, URL) {
+    static func daemon(config text: String, environment: [String: String] = [:], notify: NotifyListener) throws -> (DaemonProcess, URL) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mamtd-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("config.yaml")
         try text.write(to: config, atomically: true, encoding: .utf8)
         let d = try DaemonProcess(
-            dataDirectory: directory.appendingPathComponent("data"), extraArguments: ["--config", config.path], environment: environment)
+            dataDirectory: directory.appendingPathComponent("data"), extraArguments: ["--config", config.path], environment: environment, notify: notify)
         return (d, config)
     }
 
@@ -353,90 +349,6 @@ import Testing
         return withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
-    }
-}
-
-/// A `NOTIFY_SOCKET` the test owns: an `AF_UNIX` datagram socket read continuously on a
-/// thread of its own (the kernel queues only a few unread datagrams, and a blocking read
-/// must not sit on a cooperative thread), every datagram kept with its arrival time.
-final class NotifyListener: Sendable {
-    struct Message: Sendable {
-        let text: String
-        let at: ContinuousClock.Instant
-        /// Whether one line of the datagram is exactly `assignment`.
-        func has(_ assignment: String) -> Bool { text.split(separator: "\n").contains { $0 == assignment } }
-    }
-
-    let path: String
-    private let fd: Int32
-    private let received = Mutex<[Message]>([])
-    private let stopped = Mutex(false)
-    private let finished = Mutex(false)
-
-    init() throws {
-        // sun_path holds 108 bytes: a short path directly under /tmp.
-        path = "/tmp/mamtd-notify-\(UUID().uuidString.prefix(8)).sock"
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EBADF) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0 else {
-            Glibc.close(fd)
-            throw POSIXError(.EADDRINUSE)
-        }
-        // Wake up every 100 ms to notice close().
-        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let thread = Thread { [self] in readLoop() }
-        thread.name = "notify-listener"
-        thread.start()
-    }
-
-    private func readLoop() {
-        var buffer = [UInt8](repeating: 0, count: 8192)
-        while !stopped.withLock({ $0 }) {
-            let n = recv(fd, &buffer, buffer.count, 0)
-            if n > 0 {
-                let message = Message(text: String(decoding: buffer[0..<n], as: UTF8.self), at: .now)
-                received.withLock { $0.append(message) }
-            }
-        }
-        finished.withLock { $0 = true }
-    }
-
-    var messages: [Message] { received.withLock { $0 } }
-
-    /// Waits (bounded) until `condition` holds for the datagrams so far; returns them, or
-    /// `nil` on timeout.
-    func wait(timeout: Duration, until condition: ([Message]) -> Bool) async -> [Message]? {
-        let deadline = ContinuousClock.now + timeout
-        repeat {
-            let now = messages
-            if condition(now) { return now }
-            try? await Task.sleep(for: .milliseconds(5))
-        } while ContinuousClock.now < deadline
-        return nil
-    }
-
-    /// The first datagram with the line `assignment`, waiting up to `timeout`.
-    func wait(for assignment: String, timeout: Duration) async -> Message? {
-        await wait(timeout: timeout) { $0.contains { $0.has(assignment) } }?.first { $0.has(assignment) }
-    }
-
-    func close() {
-        stopped.withLock { $0 = true }
-        let deadline = Date().addingTimeInterval(2)
-        while !finished.withLock({ $0 }) && Date() < deadline { usleep(10_000) }
-        Glibc.close(fd)
-        unlink(path)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The shipped systemd units and their installation, checked with the real systemd
@@ -271,8 +272,8 @@ extension SystemdUnitTests {
             let scratch = try ScratchDirectory()
             defer { scratch.remove() }
             let outURL = scratch.file("stdout"), errURL = scratch.file("stderr")
-            FileManager.default.createFile(atPath: outURL.path, contents: nil)
-            FileManager.default.createFile(atPath: errURL.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
             let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
             defer { try? out.close(); try? err.close() }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// What a caller without the `pii` scope sees of stored data, over every path the built

@@ -116,7 +116,7 @@ import Testing
 
     @Test func gzippedProtobufIsStoredWithTheNativeRulesAndAnsweredInProtobuf() async throws {
         try await Self.withDaemon { daemon, client in
-            try await daemon.components.registry.register(
+            _ = try await daemon.components.registry.register(
                 appId: "com.contoso.optout", flags: AppFlags(telemetryDisabled: true), source: "test", now: 0)
             let body = try Self.request([
                 ("com.contoso.mail", "dev-1", [("enduser.id", Self.value("Jane@Contoso.com"))], [

@@ -6,6 +6,8 @@
 #   make install-data DESTDIR=...                 everything except the binaries (no build needed)
 #   make uninstall            removes what install put down (keeps config and state)
 #   make deb                  release build + .build-deb/mamtelemetryd_<version>_<arch>.deb
+#   make deb CONFIG=debug     the same from the debug build CI already has (a test package:
+#                             it links the toolchain's Swift runtime, so only for this machine)
 #   make test / make bench    the project's test and benchmark scripts
 #
 # Layout (FHS): the real executables and their SwiftPM resource bundles live together in
@@ -35,6 +37,11 @@ pkgdatadir    := $(datarootdir)/$(PACKAGE)
 # systemd looks in /usr/lib/systemd (and /usr/local/lib/systemd for prefix=/usr/local).
 systemdunitdir ?= $(prefix)/lib/systemd/system
 catalogdir     ?= $(prefix)/lib/systemd/catalog
+mandir         ?= $(datarootdir)/man
+# Where bash-completion, zsh and fish look for completions shipped by packages.
+bashcompdir    ?= $(datarootdir)/bash-completion/completions
+zshcompdir     ?= $(datarootdir)/zsh/vendor-completions
+fishcompdir    ?= $(datarootdir)/fish/vendor_completions.d
 DESTDIR       ?=
 
 INSTALL      ?= install
@@ -45,8 +52,10 @@ SWIFT        ?= swift
 # The Swift runtime and Foundation are linked statically so the installed daemon needs
 # only the distribution's C libraries, not a toolchain at the build machine's path;
 # `make build SWIFT_BUILD_FLAGS=` gives a dynamically linked developer build.
-SWIFT_BUILD_FLAGS ?= --static-swift-stdlib
-SWIFT_BIN_DIR     ?= .build/release
+# CONFIG=debug reuses the test build's products (no second, long release build in CI).
+CONFIG            ?= release
+SWIFT_BUILD_FLAGS ?= $(if $(filter release,$(CONFIG)),--static-swift-stdlib)
+SWIFT_BIN_DIR     ?= .build/$(CONFIG)
 
 # --- Debian package ---------------------------------------------------------------
 DEB_DIR        ?= .build-deb
@@ -61,6 +70,7 @@ DEB_COMPRESS   ?= -Zxz
 UNIT_FILES   := systemd/mamtelemetryd.service systemd/mamtelemetryd.socket
 CATALOG_FILE := systemd/mamtelemetryd.catalog
 CONFIG_FILE  := packaging/config.yaml
+MAN_PAGES    := packaging/man/mamtelemetryd.1 packaging/man/mamtelemetryctl.1
 
 # Installed units name the installed paths, whatever prefix/sysconfdir were chosen.
 UNIT_SED := -e 's|/usr/bin/mamtelemetryd|$(bindir)/mamtelemetryd|g' \
@@ -72,7 +82,7 @@ UNIT_SED := -e 's|/usr/bin/mamtelemetryd|$(bindir)/mamtelemetryd|g' \
 all: build
 
 build:
-	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c $(CONFIG) $(SWIFT_BUILD_FLAGS)
 
 install: install-bin install-data
 
@@ -95,9 +105,19 @@ install-bin:
 	    cp -R "$$b" "$(DESTDIR)$(pkglibexecdir)/$$name"; \
 	    chmod -R u=rwX,go=rX "$(DESTDIR)$(pkglibexecdir)/$$name"; \
 	done
+	@# Completions come from the binaries themselves, so they always match the flags.
+	$(INSTALL) -d -m 0755 "$(DESTDIR)$(bashcompdir)" "$(DESTDIR)$(zshcompdir)" "$(DESTDIR)$(fishcompdir)"
+	@set -e; for p in $(PROGRAMS); do \
+	    echo "install completions for $$p -> $(DESTDIR)$(bashcompdir), $(DESTDIR)$(zshcompdir), $(DESTDIR)$(fishcompdir)"; \
+	    "$(SWIFT_BIN_DIR)/$$p" --generate-completion-script bash > "$(DESTDIR)$(bashcompdir)/$$p"; \
+	    "$(SWIFT_BIN_DIR)/$$p" --generate-completion-script zsh > "$(DESTDIR)$(zshcompdir)/_$$p"; \
+	    "$(SWIFT_BIN_DIR)/$$p" --generate-completion-script fish > "$(DESTDIR)$(fishcompdir)/$$p.fish"; \
+	    chmod 0644 "$(DESTDIR)$(bashcompdir)/$$p" "$(DESTDIR)$(zshcompdir)/_$$p" "$(DESTDIR)$(fishcompdir)/$$p.fish"; \
+	done
 
 install-data:
-	$(INSTALL) -d -m 0755 "$(DESTDIR)$(systemdunitdir)" "$(DESTDIR)$(docdir)"
+	$(INSTALL) -d -m 0755 "$(DESTDIR)$(systemdunitdir)" "$(DESTDIR)$(docdir)" "$(DESTDIR)$(mandir)/man1"
+	$(INSTALL) -m 0644 $(MAN_PAGES) "$(DESTDIR)$(mandir)/man1/"
 	@set -e; for u in $(UNIT_FILES); do \
 	    dest="$(DESTDIR)$(systemdunitdir)/$$(basename $$u)"; \
 	    echo "install $$u -> $$dest"; \
@@ -142,6 +162,8 @@ uninstall:
 	-rmdir "$(DESTDIR)$(pkglibexecdir)" 2>/dev/null
 	rm -f $(foreach u,$(UNIT_FILES),"$(DESTDIR)$(systemdunitdir)/$(notdir $(u))")
 	rm -f "$(DESTDIR)$(catalogdir)/$(PACKAGE).catalog"
+	rm -f $(foreach m,$(MAN_PAGES),"$(DESTDIR)$(mandir)/man1/$(notdir $(m))")
+	rm -f $(foreach p,$(PROGRAMS),"$(DESTDIR)$(bashcompdir)/$(p)" "$(DESTDIR)$(zshcompdir)/_$(p)" "$(DESTDIR)$(fishcompdir)/$(p).fish")
 	rm -rf "$(DESTDIR)$(docdir)" "$(DESTDIR)$(pkgdatadir)"
 	@echo "kept $(DESTDIR)$(sysconfdir)/$(PACKAGE)/ and the state in /var/lib/$(PACKAGE): remove them by hand if wanted"
 	@if [ -z "$(DESTDIR)" ]; then \
@@ -164,10 +186,13 @@ package-deb:
 	$(MAKE) install DESTDIR="$(abspath $(DEB_STAGE))" prefix=/usr sysconfdir=/etc
 	@# Debug info is not shipped; the symbol table stays so crash backtraces name functions.
 	strip --strip-debug $(foreach p,$(PROGRAMS),"$(DEB_STAGE)/usr/libexec/$(PACKAGE)/$(p)")
+	@# Debian ships man pages compressed.
+	gzip -9n $(foreach m,$(MAN_PAGES),"$(DEB_STAGE)/usr/share/man/man1/$(notdir $(m))")
 	@# Every shared library the binaries load must come from a Debian package: a
 	@# dynamically linked Swift runtime (/opt/swift/...) would install fine and then
-	@# fail to start on any machine without the toolchain.
-	@for p in $(PROGRAMS); do \
+	@# fail to start on any machine without the toolchain. A CONFIG=debug test package
+	@# links it on purpose and is not checked.
+	@test "$(CONFIG)" != release || for p in $(PROGRAMS); do \
 	    ldd "$(DEB_STAGE)/usr/libexec/$(PACKAGE)/$$p" | awk '/=>/ { print $$3 }' | while read -r lib; do \
 	        real=$$(readlink -f "$$lib"); \
 	        for candidate in "$$lib" "$$real" "$${real#/usr}" "/usr$$lib"; do \
@@ -185,7 +210,7 @@ package-deb:
 	@# this distribution's package names and minimum versions.
 	printf 'Source: %s\n\nPackage: %s\nArchitecture: any\n' $(PACKAGE) $(PACKAGE) \
 	    > "$(DEB_DIR)/shlibdeps/debian/control"
-	cd "$(DEB_DIR)/shlibdeps" && dpkg-shlibdeps -O \
+	cd "$(DEB_DIR)/shlibdeps" && dpkg-shlibdeps -O $(if $(filter release,$(CONFIG)),,--ignore-missing-info) \
 	    $(foreach p,$(PROGRAMS),-e"$(abspath $(DEB_STAGE))/usr/libexec/$(PACKAGE)/$(p)") \
 	    | sed -n 's/^shlibs:Depends=//p' > depends
 	@test -s "$(DEB_DIR)/shlibdeps/depends" || { echo "error: dpkg-shlibdeps found no dependencies" >&2; exit 1; }

@@ -5,7 +5,8 @@ set -euo pipefail
 need=(pkg-config zlib1g-dev libsystemd-dev libsqlite3-dev libarchive-dev systemd curl)
 if [[ "${1:-}" == "test" ]]; then
   # chromium: the browser the console tests drive (Playwright launches it by path).
-  need+=(unzip prometheus python3-venv chromium)
+  # dpkg-dev and groff-base: the package test builds the .deb and renders its man pages.
+  need+=(unzip prometheus python3-venv chromium dpkg-dev groff-base)
 fi
 missing=()
 for p in "${need[@]}"; do

@@ -7,7 +7,8 @@
 #   3. schemathesis against the running daemon's OpenAPI document (bounded);
 #   4. the support console in a real browser (Debian's Chromium driven by Playwright), bounded;
 #   5. the benchmark suite in smoke mode, so it never rots (figures are not asserted);
-#   6. the OpenTelemetry Python SDK installed for the OTLP interoperability test (part of 1).
+#   6. the OpenTelemetry Python SDK installed for the OTLP interoperability test (part of 1);
+#   7. the .deb built from this tree (debug binaries) and installed into a throw-away root.
 # Every step runs; the script fails if any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,7 @@ step "otel sdk" ./scripts/otel-venv.sh
 step "schemathesis" ./scripts/schemathesis.sh
 step "browser console" ./scripts/browser-test.sh
 step "bench smoke" env BENCH_BIN=.build/debug ./scripts/bench.sh --smoke
+step "deb package" ./scripts/deb-test.sh
 # The Swift suite last, so its summary closes the log. Serially: the integration tests
 # start daemons, journald and Prometheus, and on two cores parallel runs starve each other.
 step "swift test" swift test --skip-build --no-parallel

@@ -5,7 +5,7 @@
 /// refused, so every offset, length and reference here is checked before use.
 enum BinaryPlist {
     /// A value the reader understands; anything else (dates, data, arrays, sets) is `.other`.
-    enum Value {
+    enum Value: Equatable {
         case bool(Bool)
         case int(Int64)
         case real(Double)

@@ -20,6 +20,15 @@ public enum Daemon {
             print("mamtelemetryd \(DaemonVersion.current)")
             return 0
         }
+        if let flag = arguments.firstIndex(of: "--generate-completion-script") {
+            let shell = arguments.indices.contains(flag + 1) ? arguments[flag + 1] : ""
+            guard let script = CompletionScript.script(for: shell) else {
+                FileHandle.standardError.write(Data("mamtelemetryd: --generate-completion-script takes \(CompletionScript.shells.joined(separator: ", "))\n".utf8))
+                return 64  // EX_USAGE
+            }
+            print(script, terminator: "")
+            return 0
+        }
         let configuration: ServerConfiguration
         do {
             configuration = try await ConfigurationLoader.load(arguments: arguments)
@@ -125,9 +134,12 @@ public enum Daemon {
           --listen HOST:PORT  HTTP listen address (default: 127.0.0.1:8470)
           --config FILE       YAML configuration file (see packaging/config.yaml)
           --version           print the version and exit
+          --generate-completion-script bash|zsh|fish
+                              print a shell completion script and exit
 
         Every option also reads from MAMTELEMETRY_<KEY> environment variables
         (MAMTELEMETRY_DATA_DIR, MAMTELEMETRY_LISTEN, MAMTELEMETRY_STORE_ZLIB_LEVEL, ...).
+        An unknown flag, MAMTELEMETRY_ variable or YAML key stops the daemon (exit 78).
         """
 }
 

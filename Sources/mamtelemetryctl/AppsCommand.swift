@@ -37,10 +37,16 @@ struct AppsCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List registered apps.")
         @OptionGroup var server: ServerOptions
+        @OptionGroup var output: OutputOptions
 
         func run() async throws {
             let client = DaemonClient(options: server)
             let body = try await client.send(client.request(.GET, "/v1/apps"))
+            switch output.output {
+            case .json: return AnswerOutput.writeVerbatim(body)
+            case .ndjson: return try AnswerOutput.writeNDJSON(body, items: "apps")
+            case .table: break
+            }
             let obj = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] ?? [:]
             var rows = [["APP", "TELEMETRY DISABLED", "PPE", "VERBOSE", "SOURCE"]]
             for a in obj["apps"] as? [[String: Any]] ?? [] {

@@ -24,10 +24,8 @@ struct BundleCommand: AsyncParsableCommand {
         @Option(help: "User identity (UPN), case-insensitive.") var identity: String?
         @Option(help: "App bundle id.") var app: String?
         @Option(help: "Session id.") var session: String?
-        // `.unconditional`: relative times start with a dash (`--since -2h`) and are values, not options.
-        @Option(parsing: .unconditional, help: "Window start: RFC 3339 or relative (-2h). Default: the incident's window or the last 24 h.")
-        var since: String?
-        @Option(parsing: .unconditional, help: "Window end: RFC 3339 or relative.") var until: String?
+        /// Without `--since`/`--until` the window is the incident's, else the last 24 h.
+        @OptionGroup var time: TimeRangeOptions
         @Option(help: "prod or ppe (default: the incident's environment, else prod).") var env: String?
         @Option(help: "zip or tar.gz.") var format: String = "zip"
         @Option(name: [.short, .customLong("output")], help: "Archive file to write (default mam-bundle-<scope>-<timestamp>.<ext>).")
@@ -48,8 +46,7 @@ struct BundleCommand: AsyncParsableCommand {
             let client = DaemonClient(options: server)
             let path = "/v1/bundles" + queryString([
                 ("incident", incident), ("device", device), ("identity", identity), ("app", app), ("session", session),
-                ("since", since), ("until", until), ("env", env), ("format", format.rawValue),
-            ])
+            ] + time.pairs + [("env", env), ("format", format.rawValue)])
             let request = client.request(.GET, path, accept: format.contentType)
             let response = try await HTTPClient.shared.execute(request, timeout: .hours(24))
             guard response.status.code == 200 else {

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import TelemetryModel
 
-/// `mamtelemetryctl events`: telemetry events as a table, or JSON with `--json`.
+/// `mamtelemetryctl events`: telemetry events as a table, the daemon's JSON page, or NDJSON.
 struct EventsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "events", abstract: "Query telemetry events.")
 
@@ -10,18 +10,28 @@ struct EventsCommand: AsyncParsableCommand {
     @OptionGroup var filter: RecordFilterOptions
     @Option(help: "Event name (AppLaunch, EnrollmentCall, IntuneAction, ...).") var name: String?
     @Option(help: "Enrollment status code.") var statusCode: Int?
-    @Flag(help: "Print the raw JSON answer.") var json = false
+    @OptionGroup var output: OutputOptions
 
     func run() async throws {
         let client = DaemonClient(options: server)
         let path = "/v1/events" + queryString(filter.pairs + [("name", name), ("statusCode", statusCode.map(String.init))])
         let body = try await client.send(client.request(.GET, path))
-        if json {
-            FileHandle.standardOutput.write(Data(body))
-            return
-        }
         let page = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] ?? [:]
         let events = page["events"] as? [[String: Any]] ?? []
+        switch output.output {
+        case .json:
+            AnswerOutput.writeVerbatim(body)
+        case .ndjson:
+            try AnswerOutput.writeNDJSON(events)
+            // stderr: stdout stays one event per line for the next tool in the pipe.
+            if let next = page["nextCursor"] as? String { FileHandle.standardError.write(Data("more: --cursor \(next)\n".utf8)) }
+        case .table:
+            print(Table.render(Self.rows(events)))
+            if let next = page["nextCursor"] as? String { print("more: --cursor \(next)") }
+        }
+    }
+
+    static func rows(_ events: [[String: Any]]) -> [[String]] {
         var rows: [[String]] = [["ID", "TIME", "ENV", "APP", "DEVICE", "NAME", "DETAIL"]]
         for e in events {
             let data = e["data"] as? [String: Any] ?? [:]
@@ -40,8 +50,7 @@ struct EventsCommand: AsyncParsableCommand {
                 e["appId"] as? String ?? "", e["deviceId"] as? String ?? "", e["name"] as? String ?? "", detail,
             ])
         }
-        print(Table.render(rows))
-        if let next = page["nextCursor"] as? String { print("more: --cursor \(next)") }
+        return rows
     }
 }
 

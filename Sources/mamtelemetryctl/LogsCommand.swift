@@ -4,7 +4,7 @@ import Foundation
 import TelemetryModel
 
 /// `mamtelemetryctl logs [--incident ID] [-f]`: diagnostic logs, newest page or followed
-/// live like `journalctl -f`, with levels coloured on a terminal.
+/// live like `journalctl -f`, with levels coloured on a terminal (not with `NO_COLOR`).
 struct LogsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "logs", abstract: "Query or follow diagnostic logs.")
 
@@ -13,20 +13,30 @@ struct LogsCommand: AsyncParsableCommand {
     @Option(help: "Minimum level: verbose, info, warning, error.") var level: String?
     @Option(help: "Incident id (MAM-XXXX-XXXX).") var incident: String?
     @Flag(name: [.short, .long], help: "Keep printing new records as they arrive.") var follow = false
-    @Flag(help: "Print records as NDJSON.") var json = false
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if follow && output.output == .json {
+            throw ValidationError("--follow streams one record at a time: use --output ndjson or table")
+        }
+    }
 
     func run() async throws {
         let client = DaemonClient(options: server)
         var pairs = filter.pairs + [("level", level), ("incident", incident)]
         if follow { pairs.append(("follow", "true")) }
         let path = "/v1/logs" + queryString(pairs)
+        if output.output == .json {
+            AnswerOutput.writeVerbatim(try await client.send(client.request(.GET, path)))
+            return
+        }
         let request = client.request(.GET, path, accept: "application/x-ndjson")
         let response = try await HTTPClient.shared.execute(request, timeout: .hours(24 * 365))
         guard response.status.code == 200 else {
             let body = try await response.body.collect(upTo: 1 << 20)
             throw DaemonClient.Failure(status: Int(response.status.code), message: DaemonClient.errorMessage([UInt8](buffer: body)))
         }
-        let colour = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+        let colour = Terminal.colour()
         var pending: [UInt8] = []
         var printed: [String] = []
         for try await chunk in response.body {
@@ -35,7 +45,7 @@ struct LogsCommand: AsyncParsableCommand {
                 let line = Array(pending[..<nl])
                 pending.removeSubrange(...nl)
                 guard !line.isEmpty else { continue }  // follow heartbeat
-                let text = json ? String(decoding: line, as: UTF8.self) : LogLine.format(line, colour: colour)
+                let text = output.output == .ndjson ? String(decoding: line, as: UTF8.self) : LogLine.format(line, colour: colour)
                 if follow {
                     print(text)
                     fflush(nil)
@@ -44,9 +54,10 @@ struct LogsCommand: AsyncParsableCommand {
                 }
             }
         }
-        // A page comes newest first; print it in reading order, like journalctl.
-        for line in printed.reversed() where filter.order != "asc" { print(line) }
-        if filter.order == "asc" { printed.forEach { print($0) } }
+        // A page comes newest first; a table prints it in reading order, like journalctl.
+        // NDJSON keeps the daemon's order, as `--output json` does.
+        let readingOrder = output.output == .table && filter.order != "asc"
+        for line in readingOrder ? printed.reversed() : printed { print(line) }
     }
 }
 

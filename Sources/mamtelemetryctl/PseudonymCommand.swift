@@ -11,10 +11,16 @@ struct PseudonymCommand: AsyncParsableCommand {
 
     @OptionGroup var server: ServerOptions
     @Argument(help: "The user's UPN (any casing).") var identity: String
+    @OptionGroup var output: OutputOptions
 
     func run() async throws {
         let client = DaemonClient(options: server)
         let body = try await client.send(client.request(.GET, "/v1/pseudonyms" + queryString([("identity", identity)])))
+        switch output.output {
+        case .json: return AnswerOutput.writeVerbatim(body)
+        case .ndjson: return try AnswerOutput.writeNDJSON(body, items: nil)
+        case .table: break
+        }
         let answer = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] ?? [:]
         guard let pseudonym = answer["pseudonym"] as? String else {
             throw DaemonClient.Failure(status: 200, message: "the daemon's answer holds no pseudonym")

@@ -3,32 +3,39 @@ import Foundation
 import TelemetryModel
 
 /// `mamtelemetryctl stats enrollment|launches|actions|drops`: the daemon's `/v1/stats/*`
-/// answers as tables (one row per time bucket), or the raw JSON with `--json`.
+/// answers as tables (one row per time bucket), the daemon's JSON, or NDJSON buckets.
 struct StatsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats", abstract: "Aggregates over stored telemetry (enrollment, launches, actions, drops).",
         subcommands: [Enrollment.self, Launches.self, Actions.self, Drops.self])
 
     struct Window: ParsableArguments {
-        @Option(help: "Start: RFC 3339, epoch ms, or relative like -24h (default: 24h before --until).") var since: String?
-        @Option(help: "End: RFC 3339, epoch ms, or relative (default: now).") var until: String?
+        /// Without `--since` the window is the 24 h before `--until`.
+        @OptionGroup var time: TimeRangeOptions
         @Option(help: "Only this app (bundle id).") var app: String?
         @Option(help: "prod or ppe (default prod).") var env: String?
         @Option(help: "Bucket width: 15m, 1h, 1d, 1w (default 1h).") var interval: String?
-        @Flag(help: "Print the raw JSON answer.") var json = false
+        @OptionGroup var output: OutputOptions
 
         var query: String {
-            queryString([("since", since), ("until", until), ("app", app), ("env", env), ("interval", interval)])
+            queryString(time.pairs + [("app", app), ("env", env), ("interval", interval)])
         }
     }
 
-    /// Fetches `/v1/stats/<what>`; prints the JSON and returns nil with `--json`.
+    /// Fetches `/v1/stats/<what>`; prints it and returns nil unless the output is a table.
+    /// NDJSON is one line per time bucket (drops has no buckets: its answer is one line).
     static func fetch(_ what: String, server: ServerOptions, window: Window) async throws -> [String: Any]? {
         let client = DaemonClient(options: server)
         let body = try await client.send(client.request(.GET, "/v1/stats/\(what)" + window.query))
-        if window.json {
-            FileHandle.standardOutput.write(Data(body))
+        switch window.output.output {
+        case .json:
+            AnswerOutput.writeVerbatim(body)
             return nil
+        case .ndjson:
+            try AnswerOutput.writeNDJSON(body, items: "buckets")
+            return nil
+        case .table:
+            break
         }
         return try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] ?? [:]
     }

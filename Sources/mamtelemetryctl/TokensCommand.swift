@@ -44,10 +44,16 @@ struct TokensCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List tokens (never their secrets).")
         @OptionGroup var server: ServerOptions
+        @OptionGroup var output: OutputOptions
 
         func run() async throws {
             let client = DaemonClient(options: server)
             let body = try await client.send(client.request(.GET, "/v1/tokens"))
+            switch output.output {
+            case .json: return AnswerOutput.writeVerbatim(body)
+            case .ndjson: return try AnswerOutput.writeNDJSON(body, items: "tokens")
+            case .table: break
+            }
             let obj = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] ?? [:]
             var rows = [["ID", "NAME", "SCOPES", "APPS", "CREATED", "STATE"]]
             for t in obj["tokens"] as? [[String: Any]] ?? [] {

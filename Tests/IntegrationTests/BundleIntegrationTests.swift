@@ -285,13 +285,14 @@ final class BundleFleet: @unchecked Sendable {
         return Downloaded(path: path, stdout: run.stdout, members: try Self.unpack(path))
     }
 
-    static func system(_ tool: String, _ arguments: [String], in directory: URL? = nil) throws -> Run {
+    static func system(_ tool: String, _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws -> Run {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: tool)
         p.arguments = arguments
         if let directory { p.currentDirectoryURL = directory }
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "MAMTELEMETRY_TOKEN")
+        for (k, v) in environment { env[k] = v }
         p.environment = env
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("ctl-\(UUID().uuidString)")
         let err = out.appendingPathExtension("err")

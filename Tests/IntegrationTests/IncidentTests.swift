@@ -132,7 +132,7 @@ import Testing
         #expect(lines.first { $0.hasSuffix("[Files] incident one") }?.contains(" VERBOSE ") == true, "\(lines)")
         #expect(lines.first { $0.hasSuffix("unparseable incident five") }?.contains(" INFO ") == true, "\(lines)")
         #expect(!ctl.output.contains("automatic") && !ctl.output.contains("other incident"))
-        let json = try await ControlProcess.run(["logs", "--incident", id, "--json"], daemon: d)
+        let json = try await ControlProcess.run(["logs", "--incident", id, "--output", "ndjson"], daemon: d)
         #expect(Set(json.output.split(separator: "\n").compactMap { parseJSON(Array($0.utf8))["message"] as? String }) == Set(expected))
     }
 

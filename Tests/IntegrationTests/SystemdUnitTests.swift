@@ -104,6 +104,9 @@ struct SystemdUnitTests {
             #expect(try Data(contentsOf: installed) == Data(contentsOf: shipped))
         }
         try expectFile(root.file("usr/share/doc/mamtelemetryd/README.systemd.md"), mode: 0o644)
+        for page in ["mamtelemetryd.1", "mamtelemetryctl.1"] {
+            try expectFile(root.file("usr/share/man/man1/\(page)"), mode: 0o644)
+        }
 
         let catalog = PackageRoot.url.appendingPathComponent("systemd/mamtelemetryd.catalog")
         if FileManager.default.fileExists(atPath: catalog.path) {
@@ -122,7 +125,8 @@ struct SystemdUnitTests {
         let uninstall = try Command.run(make, ["-C", PackageRoot.url.path, "uninstall", "DESTDIR=\(root.url.path)"])
         #expect(uninstall.status == 0, "make uninstall failed:\n\(uninstall.output)")
         for gone in ["usr/lib/systemd/system/mamtelemetryd.service", "usr/lib/systemd/system/mamtelemetryd.socket",
-                     "usr/lib/systemd/catalog/mamtelemetryd.catalog", "usr/share/doc/mamtelemetryd"] {
+                     "usr/lib/systemd/catalog/mamtelemetryd.catalog", "usr/share/doc/mamtelemetryd",
+                     "usr/share/man/man1/mamtelemetryd.1", "usr/share/man/man1/mamtelemetryctl.1"] {
             #expect(!FileManager.default.fileExists(atPath: root.file(gone).path), "uninstall left \(gone)")
         }
     }
@@ -174,6 +178,20 @@ struct SystemdUnitTests {
             #expect(fm.fileExists(atPath: installed, isDirectory: &isDirectory) && isDirectory.boolValue,
                     "resource bundle \(bundle) not installed beside the executables")
         }
+        // Completions written by the installed binaries themselves, for every shell.
+        let expected = ["mamtelemetryd": "--retention-prod-max-bytes", "mamtelemetryctl": "events"]
+        for (program, word) in expected {
+            for path in ["usr/share/bash-completion/completions/\(program)", "usr/share/zsh/vendor-completions/_\(program)",
+                         "usr/share/fish/vendor_completions.d/\(program).fish"] {
+                try expectFile(root.file(path), mode: 0o644)
+                let text = try String(contentsOf: root.file(path), encoding: .utf8)
+                // fish names long options without their dashes (`-l retention-prod-max-bytes`).
+                let needle = path.hasSuffix(".fish") ? word.replacingOccurrences(of: "--", with: "") : word
+                #expect(text.contains(program) && text.contains(needle), "\(path) does not complete \(word)")
+            }
+        }
+        let bash = try Command.run(URL(fileURLWithPath: "/bin/bash"), ["-c", "source \(root.file("usr/share/bash-completion/completions/mamtelemetryd").path) && COMP_WORDS=(mamtelemetryd --retention-prod-max-b) COMP_CWORD=1 && _mamtelemetryd && echo \"${COMPREPLY[*]}\""])
+        #expect(bash.status == 0 && bash.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "--retention-prod-max-bytes", "\(bash.output)")
     }
 }
 

@@ -7,13 +7,16 @@ import TelemetryModel
 
 /// Reads the configuration from, highest priority first: command-line flags
 /// (`--data-dir`), environment variables (`MAMTELEMETRY_DATA_DIR`), the YAML file
-/// (`dataDir:`), then built-in defaults. The same loader runs again on SIGHUP.
+/// (`dataDir:`), then built-in defaults. The same loader runs again on SIGHUP. A spelling
+/// none of those sources knows stops the load (`ConfigurationVocabulary`).
 public enum ConfigurationLoader {
     public static func load(
         arguments: [String] = CommandLine.arguments,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws -> ServerConfiguration {
-        let prefix = "MAMTELEMETRY_"
+        try ConfigurationVocabulary.check(arguments: arguments)
+        try ConfigurationVocabulary.check(environment: environment)
+        let prefix = ConfigurationSpelling.environmentPrefix
         var env: [String: String] = [:]
         for (k, v) in environment where k.hasPrefix(prefix) { env[String(k.dropFirst(prefix.count))] = v }
 
@@ -27,6 +30,13 @@ public enum ConfigurationLoader {
             guard FileManager.default.isReadableFile(atPath: file) else {
                 throw ConfigurationError.unreadable(path: file, reason: "no such readable file")
             }
+            let text: String
+            do {
+                text = try String(contentsOfFile: file, encoding: .utf8)
+            } catch {
+                throw ConfigurationError.unreadable(path: file, reason: "\(error)")
+            }
+            try ConfigurationVocabulary.check(yaml: text, file: file)
             do {
                 providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(file)))
             } catch {

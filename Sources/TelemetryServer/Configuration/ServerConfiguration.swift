@@ -73,11 +73,15 @@ public struct ServerConfiguration: Sendable {
 public enum ConfigurationError: Error, CustomStringConvertible {
     case invalid(key: String, value: String, expected: String)
     case unreadable(path: String, reason: String)
+    /// A flag, `MAMTELEMETRY_` variable or YAML key the daemon does not know.
+    case unknown(key: String, source: String, suggestion: String?)
 
     public var description: String {
         switch self {
         case .invalid(let key, let value, let expected): "configuration '\(key)' = '\(value)' is invalid: expected \(expected)"
         case .unreadable(let path, let reason): "configuration file \(path) cannot be read: \(reason)"
+        case .unknown(let key, let source, let suggestion):
+            "unknown \(source) '\(key)'" + (suggestion.map { "; did you mean '\($0)'?" } ?? "")
         }
     }
 }

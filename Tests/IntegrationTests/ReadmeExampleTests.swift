@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+
+/// The README's runnable examples (a fenced `sh` block after `<!-- readme-test: run -->`)
+/// are run exactly as printed, with bash, against a live daemon: only the environment the
+/// examples themselves read is set (`MAMTELEMETRY_URL`, `MAMTELEMETRY_TOKEN`, and `PATH`
+/// with the built `mamtelemetryctl`), so a README that drifts from the CLI or the API fails here.
+@Suite struct ReadmeExampleTests {
+    static let marker = "<!-- readme-test: run -->"
+
+    /// The text of every fenced block that directly follows the marker.
+    static func runnableBlocks(_ readme: String) -> [String] {
+        readme.components(separatedBy: marker).dropFirst().compactMap { rest in
+            let lines = rest.split(separator: "\n", omittingEmptySubsequences: false).drop { $0.isEmpty }
+            guard lines.first == "```sh" else { return nil }
+            return lines.dropFirst().prefix { $0 != "```" }.joined(separator: "\n")
+        }
+    }
+
+    @Test func readmeExamplesRunAsPrinted() async throws {
+        let readme = try String(contentsOf: DaemonProcess.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let blocks = Self.runnableBlocks(readme)
+        #expect(readme.components(separatedBy: Self.marker).count - 1 == blocks.count, "a marker is not followed by a ```sh block")
+        try #require(!blocks.isEmpty, "no README block is marked \(Self.marker)")
+
+        let d = try DaemonProcess()
+        try await d.start()
+        defer { d.cleanUp() }
+        let path = DaemonProcess.binary.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        for block in blocks {
+            let run = try BundleFleet.system(
+                "/bin/bash", ["-euo", "pipefail", "-c", block], in: d.dataDirectory,
+                environment: ["MAMTELEMETRY_URL": d.baseURL, "MAMTELEMETRY_TOKEN": d.adminToken ?? "", "PATH": path, "NO_COLOR": "1"])
+            #expect(run.status == 0, "README block failed (\(run.status)):\n\(block)\n--- stdout\n\(run.stdout)\n--- stderr\n\(run.stderr)")
+            // What the README says the commands print, they print.
+            if block.contains("/v1/telemetry") {
+                #expect(run.stdout.contains(#""accepted":2"#), "\(run.stdout)")
+                #expect(run.stdout.contains("AppLaunch") && run.stdout.contains("EnrollmentCall"), "\(run.stdout)")
+                #expect(run.stdout.contains("[Enrollment] token expired"), "\(run.stdout)")
+                #expect(run.stdout.contains(#""eventId":"e-2""#), "the ndjson example: \(run.stdout)")
+            }
+        }
+    }
+}

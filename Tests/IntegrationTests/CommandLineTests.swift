@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `mamtelemetryctl` as a user types it, against the built daemon: relative times that start

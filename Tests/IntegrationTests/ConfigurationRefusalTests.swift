@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A misspelt option, environment variable or YAML key stops the built daemon with

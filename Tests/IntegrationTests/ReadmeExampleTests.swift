@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The README's runnable examples (a fenced `sh` block after `<!-- readme-test: run -->`)

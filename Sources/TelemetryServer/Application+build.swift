@@ -14,7 +14,12 @@ import Privacy
 /// watchdog) and tests can reach them.
 public struct DaemonComponents: Sendable {
     public let configuration: ServerConfiguration
-    public let store: SQLiteRecordStore
+    /// Where records are kept; routes, bundles and ingest see only the protocols.
+    public let store: any RecordStore
+    /// The store's write queue: admission's bound, the watchdog's liveness, the status rate.
+    public let commitQueue: any CommitQueue
+    /// The store's own background work (the embedded store's group committer).
+    public let storeServices: [any Service]
     public let registry: AppRegistry
     public let pseudonymizer: Pseudonymizer
     public let clock: any WallClock
@@ -35,9 +40,13 @@ public struct DaemonComponents: Sendable {
         self.configuration = configuration
         self.clock = clock
         let dir = configuration.dataDirectory
-        store = try SQLiteRecordStore(
+        // The one place the backend is chosen: the embedded SQLite store.
+        let sqlite = try SQLiteRecordStore(
             directory: dir, configuration: configuration.store, faults: commitFaults, clock: { clock.nowMilliseconds() }, logger: logger,
             maintenance: maintenance)
+        store = sqlite
+        commitQueue = sqlite.committer
+        storeServices = [sqlite.committer]
         let control = try ControlDatabase.open(directory: dir)
         registry = try AppRegistry(pool: control)
         registry.setConfigured(configuration.configuredApps)
@@ -47,7 +56,7 @@ public struct DaemonComponents: Sendable {
         let settings = LiveSettings(configuration)
         self.settings = settings
         let retention = RetentionService(
-            store: store, policy: { settings.current.retention }, logger: logger, now: { clock.nowMilliseconds() })
+            store: sqlite, policy: { settings.current.retention }, logger: logger, now: { clock.nowMilliseconds() })
         self.retention = retention
         let transitions = DiskTransitionLog(logger: logger, dataDirectory: dir.path)
         disk = DiskGuard(
@@ -70,7 +79,7 @@ public struct DaemonComponents: Sendable {
     }
 
     /// The background services every daemon runs beside the HTTP server.
-    public var services: [any Service] { [store.committer, drops, disk, retention] }
+    public var services: [any Service] { storeServices + [drops, disk, retention] }
 }
 
 /// Extra wiring the daemon adds around the HTTP application (journald, systemd).
@@ -101,14 +110,14 @@ public func buildRouter(
     let pipeline = IngestPipeline(
         store: c.store, registry: c.registry, clock: c.clock, mirror: hooks.mirror, configuration: c.configuration,
         settings: settings, drops: DropCounter(ledger: c.drops), logger: logger)
-    let committer = c.store.committer
+    let commitQueue = c.commitQueue
     let storeCheck = ReadinessCheck(name: "store", required: true) {
-        committer.isHealthy() ? (true, "open, accepting") : (false, "commit in progress for too long")
+        commitQueue.isHealthy() ? (true, "open, accepting") : (false, "commit in progress for too long")
     }
     HealthRoutes(checks: [storeCheck] + hooks.readinessChecks).register(on: api)
     let admission = IngestAdmission(
         limits: .init(maxInFlightBytes: c.configuration.maxInFlightBytes, maxQueuedRecords: c.configuration.maxQueuedRecords),
-        committer: c.store.committer, disk: c.disk)
+        commitQueue: c.commitQueue, disk: c.disk)
     let rateLimiter = TokenRateLimiter(recordsPerSecond: { settings.current.perTokenRecordsPerSecond })
     IngestRoutes(pipeline: pipeline, admission: admission, rateLimiter: rateLimiter, refusals: IngestRefusalLog(logger: logger))
         .register(on: api)
@@ -116,7 +125,10 @@ public func buildRouter(
     AppRoutes(registry: c.registry, clock: c.clock).register(on: api)
     TokenRoutes(tokens: c.tokens, clock: c.clock).register(on: api)
     OpenAPIRoutes().register(on: api)
-    BundleRoutes(store: c.store, pseudonymizer: c.pseudonymizer, clock: c.clock).register(on: api)
+    BundleRoutes(
+        store: c.store, pseudonymizer: c.pseudonymizer, clock: c.clock,
+        temporaryDirectory: c.configuration.dataDirectory.appendingPathComponent("tmp")
+    ).register(on: api)
     MetricsRoutes(registry: MetricsBootstrap.bootstrap(), store: c.store, metricsOpen: { !settings.current.metricsRequireToken })
         .register(on: api)
     StatsRoutes(store: c.store, drops: c.drops, clock: c.clock).register(on: api)

@@ -81,10 +81,10 @@ public enum Daemon {
             } else {
                 app = buildApplication(components: components, hooks: hooks, logger: logger)
             }
-            let status = StatusLine(committer: components.store.committer, disk: components.disk, mirror: mirror)
+            let status = StatusLine(commitQueue: components.commitQueue, disk: components.disk, mirror: mirror)
             let watchdog = WatchdogService(
                 notifier: notifier, logger: logger,
-                livenessProbe: { components.store.committer.isHealthy() },
+                livenessProbe: { components.commitQueue.isHealthy() },
                 statusText: { status.text() })
             // Order matters: the group stops services last-to-first. The stop notifier goes
             // first (STOPPING=1 at once), then the HTTP application drains (server, then

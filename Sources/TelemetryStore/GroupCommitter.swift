@@ -11,7 +11,7 @@ import TelemetryModel
 /// pile up and form the next group, so batching grows with load and durability costs one
 /// fsync per group rather than one per request. A request with records for both
 /// environments is committed all or nothing through `CrossEnvironmentCommit`.
-public final class GroupCommitter: Service, Sendable {
+public final class GroupCommitter: Service, CommitQueue, Sendable {
     struct Pending: Sendable {
         var request: AppendRequest
         var environments: [TelemetryEnvironment]
@@ -35,7 +35,7 @@ public final class GroupCommitter: Service, Sendable {
     private let committed = Atomic<Int>(0)
     private let doorbell: AsyncStream<Void>
     private let ring: AsyncStream<Void>.Continuation
-    private let databases: [TelemetryEnvironment: EnvironmentDatabase]
+    private let databases: PerEnvironment<EnvironmentDatabase>
     private let crossEnvironment: CrossEnvironmentCommit
     private let faults: any CommitFaultInjector
     private let clock: @Sendable () -> Int64
@@ -51,13 +51,12 @@ public final class GroupCommitter: Service, Sendable {
     private let compressionRatio = Gauge(label: "mamtelemetry_compression_ratio")
 
     init(
-        databases: [TelemetryEnvironment: EnvironmentDatabase], broadcaster: CommitBroadcaster,
+        databases: PerEnvironment<EnvironmentDatabase>, broadcaster: CommitBroadcaster,
         configuration: StoreConfiguration, faults: any CommitFaultInjector, clock: @escaping @Sendable () -> Int64,
         logger: Logger
     ) {
         self.databases = databases
-        crossEnvironment = CrossEnvironmentCommit(
-            stagingDatabase: databases[CrossEnvironmentCommit.staging]!, decidingDatabase: databases[CrossEnvironmentCommit.deciding]!)
+        crossEnvironment = CrossEnvironmentCommit(databases: databases)
         self.faults = faults
         self.clock = clock
         self.broadcaster = broadcaster
@@ -235,7 +234,7 @@ public final class GroupCommitter: Service, Sendable {
     private func commit(
         _ plan: EnvironmentDatabase.CommitPlan, env: TelemetryEnvironment, beforeCommit: @escaping @Sendable () throws -> Void = {}
     ) async throws -> EnvironmentDatabase.CommitResult {
-        guard let db = databases[env] else { throw StoreError.closed }
+        let db = databases[env]
         let start = ContinuousClock.now
         let result = try await db.commit(plan, nowMs: clock(), beforeCommit: beforeCommit)
         commitLatency.recordInterval(since: start)

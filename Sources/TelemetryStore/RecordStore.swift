@@ -28,7 +28,7 @@ public protocol RecordStore: Sendable {
     func commits() -> AsyncStream<CommitNotice>
 
     /// Bytes on disk per environment.
-    func sizes() -> [TelemetryEnvironment: Int64]
+    func sizes() -> PerEnvironment<Int64>
 }
 
 extension RecordStore {

@@ -54,7 +54,7 @@ import TelemetryModel
         let store = try SQLiteRecordStore(directory: directory)
         let committer = Task { try await store.committer.run() }
         defer { committer.cancel() }
-        let applied = try await store.databases[.prod]!.pool.read { try StoreSchema.migrator.appliedIdentifiers($0) }
+        let applied = try await store.databases.prod.pool.read { try StoreSchema.migrator.appliedIdentifiers($0) }
         #expect(applied.contains("v2-dedupe-per-kind"))
 
         // Old records are still there.

@@ -72,7 +72,7 @@ import TelemetryModel
         }
         _ = try await f.store.append(
             [Self.event(time: 9_999, eventId: "young", bytes: 100)], kind: .event, env: .prod, receivedAt: now, incident: nil)
-        let before = f.store.sizes()[.prod] ?? 0
+        let before = f.store.sizes().prod
         #expect(before > 3 << 20)
 
         let service = RetentionService(store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), now: { now })
@@ -81,7 +81,7 @@ import TelemetryModel
 
         // Database, WAL and shared memory together: the 4 MiB of expired batches are gone
         // from the filesystem, not just from the table.
-        let after = f.store.sizes()[.prod] ?? 0
+        let after = f.store.sizes().prod
         #expect(after < 512 << 10, "prod files still take \(after) bytes after deleting \(before)")
         let left = try await f.store.query(RecordQuery(kind: .event, limit: 10))
         #expect(left.records.map(\.keys.time) == [9_999])
@@ -133,7 +133,7 @@ import TelemetryModel
         try await Self.appendBatch(f, .verbose, firstTime: 20, env: .ppe, receivedAt: now - 1)
         let service = RetentionService(store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), now: { now })
         let store = f.store
-        @Sendable func onDisk() -> Int64 { store.sizes().values.reduce(0, +) }
+        @Sendable func onDisk() -> Int64 { store.sizes().dictionary.values.reduce(0, +) }
         try await service.makeRoom { RetentionService.SpaceNeed(missingBytes: 0, freeBytes: 1 << 30) }
         let target = onDisk() - 150_000
 

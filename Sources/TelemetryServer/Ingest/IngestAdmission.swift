@@ -30,13 +30,13 @@ final class IngestAdmission: Sendable {
 
     private let limits: Limits
     private let inFlight = Mutex(InFlight())
-    private let committer: GroupCommitter
+    private let commitQueue: any CommitQueue
     private let disk: DiskGuard?
     private let depthGauge = Gauge(label: "mamtelemetry_ingest_inflight_bytes")
 
-    init(limits: Limits, committer: GroupCommitter, disk: DiskGuard?) {
+    init(limits: Limits, commitQueue: any CommitQueue, disk: DiskGuard?) {
         self.limits = limits
-        self.committer = committer
+        self.commitQueue = commitQueue
         self.disk = disk
     }
 
@@ -48,7 +48,7 @@ final class IngestAdmission: Sendable {
             Self.refused("disk_high_water")
             throw APIError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), code: "storage_full", message: message, headers: [.retryAfter: "60"])
         }
-        if committer.queuedRecords > limits.maxQueuedRecords {
+        if commitQueue.queuedRecords > limits.maxQueuedRecords {
             Self.refused("queue_full")
             throw APIError.unavailable(
                 "the commit queue holds more than maxQueuedRecords=\(limits.maxQueuedRecords) records; retry later", retryAfter: 1)

@@ -6,7 +6,7 @@ import TelemetryModel
 /// (`promtool check metrics` refuses families without one; swift-metrics has no help text).
 struct MetricsExposition: Sendable {
     let registry: PrometheusCollectorRegistry
-    let storeSizes: @Sendable () -> [TelemetryEnvironment: Int64]
+    let storeSizes: @Sendable () -> PerEnvironment<Int64>
 
     func render() -> [UInt8] {
         var buffer: [UInt8] = []
@@ -14,8 +14,9 @@ struct MetricsExposition: Sendable {
         var text = Self.addingHelp(to: String(decoding: buffer, as: UTF8.self))
         text += "# HELP mamtelemetry_store_size_bytes Bytes on disk of the record store, per environment.\n"
         text += "# TYPE mamtelemetry_store_size_bytes gauge\n"
-        for (env, bytes) in storeSizes().sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            text += "mamtelemetry_store_size_bytes{env=\"\(env.rawValue)\"} \(bytes)\n"
+        let sizes = storeSizes()
+        for env in TelemetryEnvironment.allCases.sorted(by: { $0.rawValue < $1.rawValue }) {
+            text += "mamtelemetry_store_size_bytes{env=\"\(env.rawValue)\"} \(sizes[env])\n"
         }
         text += ProcessMetrics.exposition()
         return Array(text.utf8)

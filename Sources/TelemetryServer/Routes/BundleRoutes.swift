@@ -7,7 +7,7 @@ import TelemetryStore
 import Privacy
 import Archive
 
-/// `GET /v1/bundles` and `GET /v1/incidents/{id}/bundle` (SPEC §6): a diagnostic archive
+/// `GET /v1/bundles` and `GET /v1/incidents/{id}/bundle`: a diagnostic archive
 /// streamed to the client while it is built.
 struct BundleRoutes: Sendable {
     let store: any RecordStore

@@ -6,7 +6,7 @@ import Synchronization
 import TelemetryModel
 
 /// Mirrors accepted diagnostic log records into the systemd journal, off the ingest path
-/// (SPEC §5: mirroring never blocks ingest; a slow journal is measured, not waited on).
+/// (mirroring never blocks ingest; a slow journal is measured, not waited on).
 ///
 /// Ingest calls ``submit(_:)``, which only appends to a bounded in-memory queue and
 /// returns; a dedicated sender thread (not a Swift concurrency thread, since
@@ -37,14 +37,14 @@ public final class JournalMirror: Service, Sendable {
     ///   - configuration: enabled, minimum level, queue capacity, flush timeout.
     ///   - sink: where entries go; journald's native protocol unless a test injects one.
     ///   - logger: the daemon's logger, told once when the journal becomes unavailable.
-    ///   - metricsFactory: the factory for the mirror's metrics; the bootstrapped one by
-    ///     default, so call this after `MetricsSystem.bootstrap`.
+    ///   - metricsFactory: the factory for the mirror's metrics (the daemon's Prometheus
+    ///     backend, passed in).
     ///   - initiallyReachable: what ``status`` says before the first send; by default
     ///     whether journald's socket answers now.
     public init(
         configuration: JournalMirrorConfiguration = JournalMirrorConfiguration(),
         sink: any JournalSink = NativeJournalSink(), logger: Logger,
-        metricsFactory: any MetricsFactory = MetricsSystem.factory,
+        metricsFactory: any MetricsFactory,
         initiallyReachable: Bool = JournalSocket.isReachable()
     ) {
         self.queue = MirrorQueue(configuration: configuration, reachable: initiallyReachable)

@@ -22,7 +22,10 @@ public struct DaemonComponents: Sendable {
     public let storeServices: [any Service]
     public let registry: AppRegistry
     public let pseudonymizer: Pseudonymizer
+    /// The one clock every component reads.
     public let clock: any WallClock
+    /// The metrics backend every component records into and `/metrics` renders.
+    public let metrics: PrometheusMetrics
     public let disk: DiskGuard
     public let retention: RetentionService
     public let tokens: TokenStore
@@ -30,20 +33,23 @@ public struct DaemonComponents: Sendable {
     public let settings: LiveSettings
     public let drops: DropLedger
 
-    /// `commitFaults` is a test seam of the store (see `CommitFaultInjector`); `maintenance`
-    /// is told before a long one-time step while the store opens.
+    /// The daemon passes the outside world in: `clock` (time), `metrics` (the backend),
+    /// `space` (free space of the data directory's filesystem). `commitFaults` is a test
+    /// seam of the store (see `CommitFaultInjector`); `maintenance` is told before a long
+    /// one-time step while the store opens.
     public init(
-        configuration: ServerConfiguration, clock: any WallClock = SystemWallClock(),
+        configuration: ServerConfiguration, clock: any WallClock, metrics: PrometheusMetrics, space: any FilesystemSpace,
         commitFaults: any CommitFaultInjector = NoCommitFaults(), logger: Logger,
         maintenance: @escaping StoreMaintenanceNotice = { _, _ in }
     ) throws {
         self.configuration = configuration
         self.clock = clock
+        self.metrics = metrics
         let dir = configuration.dataDirectory
         // The one place the backend is chosen: the embedded SQLite store.
         let sqlite = try SQLiteRecordStore(
-            directory: dir, configuration: configuration.store, faults: commitFaults, clock: { clock.nowMilliseconds() }, logger: logger,
-            maintenance: maintenance)
+            directory: dir, configuration: configuration.store, faults: commitFaults, clock: clock, metrics: metrics.factory,
+            logger: logger, maintenance: maintenance)
         store = sqlite
         commitQueue = sqlite.committer
         storeServices = [sqlite.committer]
@@ -52,16 +58,17 @@ public struct DaemonComponents: Sendable {
         registry.setConfigured(configuration.configuredApps)
         pseudonymizer = try PseudonymKeyFile.load(from: dir.appendingPathComponent("pseudonym.key"))
         tokens = try TokenStore(pool: control)
-        drops = try DropLedger(pool: control, logger: logger, now: { clock.nowMilliseconds() })
+        drops = try DropLedger(pool: control, logger: logger, clock: clock)
         let settings = LiveSettings(configuration)
         self.settings = settings
         let retention = RetentionService(
-            store: sqlite, policy: { settings.current.retention }, logger: logger, now: { clock.nowMilliseconds() })
+            store: sqlite, policy: { settings.current.retention }, logger: logger, clock: clock,
+            metrics: metrics.factory)
         self.retention = retention
         let transitions = DiskTransitionLog(logger: logger, dataDirectory: dir.path)
         disk = DiskGuard(
-            directory: dir, configuration: { settings.current.disk }, retention: retention, logger: logger,
-            onTransition: transitions.record)
+            directory: dir, configuration: { settings.current.disk }, space: space, retention: retention,
+            metrics: metrics.factory, logger: logger, onTransition: transitions.record)
     }
 
     /// On first start (no token exists) creates an admin token in `<data-dir>/admin.token`
@@ -101,7 +108,7 @@ public func buildRouter(
 ) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     // Middleware applies to the routes added after it: count every request, refused ones too.
-    router.add(middleware: HTTPMetricsMiddleware())
+    router.add(middleware: HTTPMetricsMiddleware(factory: c.metrics.factory))
     let settings = c.settings
     var accessLog = logger
     accessLog[metadataKey: "log"] = "access"
@@ -109,7 +116,8 @@ public func buildRouter(
         router: router, tokens: c.tokens, configuration: c.configuration.auth, accessLog: accessLog, table: routeTable)
     let pipeline = IngestPipeline(
         store: c.store, registry: c.registry, clock: c.clock, mirror: hooks.mirror, configuration: c.configuration,
-        settings: settings, drops: DropCounter(ledger: c.drops), logger: logger)
+        settings: settings, drops: DropCounter(ledger: c.drops, factory: c.metrics.factory),
+        metrics: IngestMetrics(factory: c.metrics.factory), logger: logger)
     let commitQueue = c.commitQueue
     let storeCheck = ReadinessCheck(name: "store", required: true) {
         commitQueue.isHealthy() ? (true, "open, accepting") : (false, "commit in progress for too long")
@@ -117,9 +125,10 @@ public func buildRouter(
     HealthRoutes(checks: [storeCheck] + hooks.readinessChecks).register(on: api)
     let admission = IngestAdmission(
         limits: .init(maxInFlightBytes: c.configuration.maxInFlightBytes, maxQueuedRecords: c.configuration.maxQueuedRecords),
-        commitQueue: c.commitQueue, disk: c.disk)
-    let rateLimiter = TokenRateLimiter(recordsPerSecond: { settings.current.perTokenRecordsPerSecond })
-    IngestRoutes(pipeline: pipeline, admission: admission, rateLimiter: rateLimiter, refusals: IngestRefusalLog(logger: logger))
+        commitQueue: c.commitQueue, disk: c.disk, metrics: c.metrics.factory)
+    let rateLimiter = TokenRateLimiter(
+        recordsPerSecond: { settings.current.perTokenRecordsPerSecond }, clock: c.clock, metrics: c.metrics.factory)
+    IngestRoutes(pipeline: pipeline, admission: admission, rateLimiter: rateLimiter, refusals: IngestRefusalLog(logger: logger, clock: c.clock))
         .register(on: api)
     QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
     AppRoutes(registry: c.registry, clock: c.clock).register(on: api)
@@ -129,7 +138,7 @@ public func buildRouter(
         store: c.store, pseudonymizer: c.pseudonymizer, clock: c.clock,
         temporaryDirectory: c.configuration.dataDirectory.appendingPathComponent("tmp")
     ).register(on: api)
-    MetricsRoutes(registry: MetricsBootstrap.bootstrap(), store: c.store, metricsOpen: { !settings.current.metricsRequireToken })
+    MetricsRoutes(registry: c.metrics.registry, store: c.store, metricsOpen: { !settings.current.metricsRequireToken })
         .register(on: api)
     StatsRoutes(store: c.store, drops: c.drops, clock: c.clock).register(on: api)
     ConsoleRoutes(catalog: ConsoleAssetCatalog()).register(on: api)

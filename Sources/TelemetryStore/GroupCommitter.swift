@@ -38,23 +38,29 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
     private let databases: PerEnvironment<EnvironmentDatabase>
     private let crossEnvironment: CrossEnvironmentCommit
     private let faults: any CommitFaultInjector
-    private let clock: @Sendable () -> Int64
+    private let clock: any WallClock
     private let broadcaster: CommitBroadcaster
     private let configuration: StoreConfiguration
     private let logger: Logger
 
-    private let batchesCommitted = Counter(label: "mamtelemetry_batches_committed_total")
-    private let rawBytes = Counter(label: "mamtelemetry_store_raw_bytes_total")
-    private let storedBytes = Counter(label: "mamtelemetry_store_compressed_bytes_total")
-    private let commitLatency = Timer(label: "mamtelemetry_commit_duration_seconds")
-    private let queueDepth = Gauge(label: "mamtelemetry_commit_queue_records")
-    private let compressionRatio = Gauge(label: "mamtelemetry_compression_ratio")
+    private let batchesCommitted: Counter
+    private let rawBytes: Counter
+    private let storedBytes: Counter
+    private let commitLatency: Timer
+    private let queueDepth: Gauge
+    private let compressionRatio: Gauge
 
     init(
         databases: PerEnvironment<EnvironmentDatabase>, broadcaster: CommitBroadcaster,
-        configuration: StoreConfiguration, faults: any CommitFaultInjector, clock: @escaping @Sendable () -> Int64,
-        logger: Logger
+        configuration: StoreConfiguration, faults: any CommitFaultInjector, clock: any WallClock,
+        metrics: any MetricsFactory, logger: Logger
     ) {
+        batchesCommitted = Counter(label: MetricName.batchesCommitted.rawValue, factory: metrics)
+        rawBytes = Counter(label: MetricName.storeRawBytes.rawValue, factory: metrics)
+        storedBytes = Counter(label: MetricName.storeCompressedBytes.rawValue, factory: metrics)
+        commitLatency = Timer(label: MetricName.commitDuration.rawValue, factory: metrics)
+        queueDepth = Gauge(label: MetricName.commitQueueRecords.rawValue, factory: metrics)
+        compressionRatio = Gauge(label: MetricName.compressionRatio.rawValue, factory: metrics)
         self.databases = databases
         crossEnvironment = CrossEnvironmentCommit(databases: databases)
         self.faults = faults
@@ -100,7 +106,7 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
     public func isHealthy() -> Bool {
         state.withLock { s in
             guard let started = s.commitStartedAt else { return true }
-            return ContinuousClock.now - started < .seconds(configuration.wedgedAfterSeconds)
+            return clock.monotonicNow() - started < .seconds(configuration.wedgedAfterSeconds)
         }
     }
 
@@ -132,7 +138,7 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
                 s.pending.removeAll(keepingCapacity: true)
                 s.pendingRecords = 0
             }
-            if !s.pending.isEmpty { s.commitStartedAt = .now }
+            if !s.pending.isEmpty { s.commitStartedAt = clock.monotonicNow() }
             return s.pending
         }
         guard !taken.isEmpty else { return }
@@ -235,9 +241,9 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
         _ plan: EnvironmentDatabase.CommitPlan, env: TelemetryEnvironment, beforeCommit: @escaping @Sendable () throws -> Void = {}
     ) async throws -> EnvironmentDatabase.CommitResult {
         let db = databases[env]
-        let start = ContinuousClock.now
-        let result = try await db.commit(plan, nowMs: clock(), beforeCommit: beforeCommit)
-        commitLatency.recordInterval(since: start)
+        let start = clock.monotonicNow()
+        let result = try await db.commit(plan, nowMs: clock.nowMilliseconds(), beforeCommit: beforeCommit)
+        commitLatency.record(duration: clock.monotonicNow() - start)
         batchesCommitted.increment(by: result.batches)
         rawBytes.increment(by: result.rawBytes)
         storedBytes.increment(by: result.storedBytes)
@@ -257,12 +263,5 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
         if !published.kinds.isEmpty {
             broadcaster.publish(CommitNotice(env: env, kinds: published.kinds, lastId: published.lastId))
         }
-    }
-}
-
-extension Timer {
-    func recordInterval(since start: ContinuousClock.Instant) {
-        let d = ContinuousClock.now - start
-        recordNanoseconds(d.components.seconds * 1_000_000_000 + d.components.attoseconds / 1_000_000_000)
     }
 }

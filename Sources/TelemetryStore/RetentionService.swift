@@ -27,26 +27,28 @@ public final class RetentionService: Service, Sendable {
     private let policy: @Sendable () -> RetentionPolicy
     private let interval: Duration
     private let logger: Logger
-    private let now: @Sendable () -> Int64
+    private let clock: any WallClock
+    private let metrics: any MetricsFactory
 
     /// - Parameter policy: read at every pass, so a reloaded policy applies at the next one.
     public init(
         store: any RetentionStore, policy: @escaping @Sendable () -> RetentionPolicy, interval: Duration = .seconds(300),
-        logger: Logger, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        logger: Logger, clock: any WallClock, metrics: any MetricsFactory
     ) {
+        self.metrics = metrics
         self.store = store
         self.policy = policy
         self.interval = interval
         self.logger = logger
-        self.now = now
+        self.clock = clock
     }
 
     /// A service with a fixed policy.
     public convenience init(
-        store: any RetentionStore, policy: RetentionPolicy, interval: Duration = .seconds(300), logger: Logger,
-        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        store: any RetentionStore, policy: RetentionPolicy, interval: Duration = .seconds(300), logger: Logger, clock: any WallClock,
+        metrics: any MetricsFactory
     ) {
-        self.init(store: store, policy: { policy }, interval: interval, logger: logger, now: now)
+        self.init(store: store, policy: { policy }, interval: interval, logger: logger, clock: clock, metrics: metrics)
     }
 
     /// One pass of the age and size limits over both environments.
@@ -55,7 +57,7 @@ public final class RetentionService: Service, Sendable {
         var out: [TelemetryEnvironment: RetentionResult] = [:]
         let policy = policy()
         for env in TelemetryEnvironment.allCases {
-            let r = try await store.applyRetention(policy.limits(for: env), env: env, nowMs: now())
+            let r = try await store.applyRetention(policy.limits(for: env), env: env, nowMs: clock.nowMilliseconds())
             out[env] = r
             if r.batches > 0 {
                 count(r, env: env)
@@ -119,7 +121,7 @@ public final class RetentionService: Service, Sendable {
 
     private func count(_ r: RetentionResult, env: TelemetryEnvironment) {
         guard r.records > 0 else { return }
-        Counter(label: "mamtelemetry_retention_deleted_records_total", dimensions: [("env", env.rawValue)]).increment(by: r.records)
+        Counter(label: MetricName.retentionDeletedRecords.rawValue, dimensions: [("env", env.rawValue)], factory: metrics).increment(by: r.records)
     }
 
     public func run() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import TelemetryModel
 
 /// The embedded default store: one SQLite database per environment under the data
@@ -13,13 +14,14 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
     public let committer: GroupCommitter
     public let directory: URL
 
-    /// `faults` is a test seam for cross-environment commits (see `CommitFaultInjector`).
+    /// `clock` stamps each batch's receive time and times commits; `metrics` receives the
+    /// committer's counters; `faults` is a test seam for cross-environment commits (see `CommitFaultInjector`).
     /// Opening resolves a cross-environment commit a crash interrupted, before any write;
     /// `maintenance` is told before a long one-time step at open (see ``StoreMaintenanceNotice``).
     public init(
         directory: URL, configuration: StoreConfiguration = .init(), faults: any CommitFaultInjector = NoCommitFaults(),
-        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
-        logger: Logger = Logger(label: "store"), maintenance: @escaping StoreMaintenanceNotice = { _, _ in }
+        clock: any WallClock, metrics: any MetricsFactory, logger: Logger = Logger(label: "store"),
+        maintenance: @escaping StoreMaintenanceNotice = { _, _ in }
     ) throws {
         self.directory = directory
         let dbs = try PerEnvironment { env in
@@ -35,7 +37,7 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
                 metadata: ["records": "\(recovered.records)"])
         }
         committer = GroupCommitter(
-            databases: dbs, broadcaster: broadcaster, configuration: configuration, faults: faults, clock: clock, logger: logger)
+            databases: dbs, broadcaster: broadcaster, configuration: configuration, faults: faults, clock: clock, metrics: metrics, logger: logger)
     }
 
     public func append(_ request: AppendRequest) async throws -> [TelemetryEnvironment: AppendOutcome] {

@@ -51,7 +51,7 @@ public enum Daemon {
                 logger.notice("no tokens were configured: created an admin token", metadata: ["path": "\(path.path)"])
             }
             let mirror = JournalMirror(
-                configuration: JournalMirrorConfiguration(configuration), logger: logger, metricsFactory: metrics.factory)
+                configuration: JournalMirrorConfiguration(configuration), logger: logger, metricsFactory: metrics.factory, clock: clock)
             var hooks = ApplicationHooks()
             hooks.mirror = JournalLogMirror(mirror: mirror, pseudonymizer: components.pseudonymizer)
             hooks.services = [mirror]

@@ -47,7 +47,7 @@ struct JournalMirrorTests {
         let sink = RecordingSink()
         let metrics = TestMetrics()
         let mirror = JournalMirror(
-            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: metrics, initiallyReachable: true)
+            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: metrics, clock: SystemWallClock(), initiallyReachable: true)
         try await Self.withRunningMirror(mirror) { _ in
             mirror.submit(Self.entries(0..<300))
             mirror.submit(Self.entry(300))
@@ -68,7 +68,7 @@ struct JournalMirrorTests {
         let metrics = TestMetrics()
         let mirror = JournalMirror(
             configuration: JournalMirrorConfiguration(queueCapacity: 10), sink: sink,
-            logger: Self.logger(RecordingSink()), metricsFactory: metrics, initiallyReachable: true)
+            logger: Self.logger(RecordingSink()), metricsFactory: metrics, clock: SystemWallClock(), initiallyReachable: true)
         // If submit ever blocked, this test would hang rather than fail: release the sink
         // after a generous time so it fails instead, and check it was not needed.
         let releasedByTimeout = Atomic<Bool>(false)
@@ -105,7 +105,7 @@ struct JournalMirrorTests {
         let sink = SlowSink(delay: .milliseconds(20))
         let metrics = TestMetrics()
         let mirror = JournalMirror(
-            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: metrics, initiallyReachable: true)
+            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: metrics, clock: SystemWallClock(), initiallyReachable: true)
         try await Self.withRunningMirror(mirror) { _ in
             for index in 0..<20 { mirror.submit(Self.entry(index)) }
             // All 20 were queued although sending them takes ~400 ms.
@@ -120,7 +120,7 @@ struct JournalMirrorTests {
     func flushesOnShutdown() async throws {
         let sink = SlowSink(delay: .milliseconds(2))
         let mirror = JournalMirror(
-            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), initiallyReachable: true)
+            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(), initiallyReachable: true)
         try await Self.withRunningMirror(mirror) { _ in
             mirror.submit(Self.entries(0..<200))
         }
@@ -138,7 +138,7 @@ struct JournalMirrorTests {
         let log = RecordingSink()
         let mirror = JournalMirror(
             configuration: JournalMirrorConfiguration(shutdownFlushTimeout: .milliseconds(100)), sink: sink,
-            logger: Self.logger(log), metricsFactory: TestMetrics(), initiallyReachable: true)
+            logger: Self.logger(log), metricsFactory: TestMetrics(), clock: SystemWallClock(), initiallyReachable: true)
         try await Self.withRunningMirror(mirror) { _ in
             mirror.submit(Self.entries(0..<50))
             #expect(await eventually { sink.attempts == 1 })
@@ -157,7 +157,7 @@ struct JournalMirrorTests {
         let metrics = TestMetrics()
         let mirror = JournalMirror(
             configuration: JournalMirrorConfiguration(unavailableRetryInterval: .seconds(3600)), sink: sink,
-            logger: Self.logger(log), metricsFactory: metrics, initiallyReachable: true)
+            logger: Self.logger(log), metricsFactory: metrics, clock: SystemWallClock(), initiallyReachable: true)
         try await Self.withRunningMirror(mirror) { _ in
             mirror.submit(Self.entries(0..<5))
             #expect(await eventually { mirror.status.failed == 5 })
@@ -186,7 +186,7 @@ struct JournalMirrorTests {
         let log = RecordingSink()
         let mirror = JournalMirror(
             configuration: JournalMirrorConfiguration(unavailableRetryInterval: .zero), sink: sink,
-            logger: Self.logger(log), metricsFactory: TestMetrics(), initiallyReachable: true)
+            logger: Self.logger(log), metricsFactory: TestMetrics(), clock: SystemWallClock(), initiallyReachable: true)
         try await Self.withRunningMirror(mirror) { _ in
             mirror.submit(Self.entries(0..<3))
             #expect(await eventually { mirror.status.sent == 2 })
@@ -201,7 +201,7 @@ struct JournalMirrorTests {
         let sink = RecordingSink()
         let mirror = JournalMirror(
             configuration: JournalMirrorConfiguration(minimumLevel: .warning), sink: sink,
-            logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), initiallyReachable: false)
+            logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(), initiallyReachable: false)
         #expect(!mirror.shouldMirror(level: .verbose) && !mirror.shouldMirror(level: .info))
         #expect(mirror.shouldMirror(level: .warning) && mirror.shouldMirror(level: .error))
         #expect(!mirror.status.reachable)
@@ -222,7 +222,7 @@ struct JournalMirrorTests {
     func cancellation() async throws {
         let sink = StalledSink()
         let mirror = JournalMirror(
-            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), initiallyReachable: true)
+            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(), initiallyReachable: true)
         let task = Task { try await mirror.run() }
         mirror.submit(Self.entries(0..<20))
         #expect(await eventually { sink.attempts == 1 })
@@ -237,7 +237,7 @@ struct JournalMirrorTests {
         let sink = RecordingSink()
         let mirror = JournalMirror(
             configuration: JournalMirrorConfiguration(minimumLevel: .info), sink: sink,
-            logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), initiallyReachable: true)
+            logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(), initiallyReachable: true)
         func record(_ level: LogLevel, identity: String) -> DecodedRecord {
             DecodedRecord(
                 json: [], keys: RecordKeys(time: 0, appId: "a", identity: identity, level: level), flags: AppFlags(),
@@ -269,7 +269,7 @@ struct JournalMirrorTests {
         var configuration = JournalMirrorConfiguration()
         if let mode { configuration.verboseMessages = mode }
         let mirror = JournalMirror(
-            configuration: configuration, sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(),
+            configuration: configuration, sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(),
             initiallyReachable: true)
         let records = [LogLevel.verbose, .info, .error].map { level in
             DecodedRecord(

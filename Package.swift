@@ -129,7 +129,10 @@ let package = Package(
             ]),
         .testTarget(
             name: "SystemdTests",
-            dependencies: ["Systemd", .product(name: "InMemoryLogging", package: "swift-log")]),
+            dependencies: [
+                "Systemd", .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]),
         .testTarget(name: "PrivacyTests", dependencies: ["Privacy"]),
         .testTarget(name: "InfoPlistTests", dependencies: ["InfoPlist", "TelemetryModel"]),
         .testTarget(

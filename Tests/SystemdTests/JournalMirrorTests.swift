@@ -4,6 +4,7 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 import TelemetryModel
+import MetricsTestKit
 import Testing
 
 @Suite("JournalMirror")
@@ -57,9 +58,9 @@ struct JournalMirrorTests {
         let status = mirror.status
         #expect(status.sent == 301 && status.failed == 0 && status.dropped == 0 && status.queueDepth == 0)
         #expect(status.reachable && status.enabled && status.lastError == nil)
-        #expect(metrics.value("mamtelemetry_journal_mirror_sent_total") == 301)
-        #expect(metrics.value("mamtelemetry_journal_mirror_queue_depth") == 0)
-        #expect(metrics.timerCount("mamtelemetry_journal_mirror_send_seconds") == 301)
+        #expect(metrics.counterTotal(label: MetricName.journalMirrorSent.rawValue) == 301)
+        #expect(try metrics.expectGauge(MetricName.journalMirrorQueueDepth.rawValue).lastValue == 0)
+        #expect(try metrics.expectTimer(MetricName.journalMirrorSendDuration.rawValue).values.count == 301)
     }
 
     @Test("submit never waits on a stalled journal; the bound holds and the excess is dropped")
@@ -90,8 +91,8 @@ struct JournalMirrorTests {
             let status = mirror.status
             #expect(status.queueDepth == 10)  // the in-flight entry counts against the bound
             #expect(status.dropped == 990)
-            #expect(metrics.value("mamtelemetry_journal_mirror_dropped_total") == 990)
-            #expect(metrics.value("mamtelemetry_journal_mirror_queue_depth") == 10)
+            #expect(metrics.counterTotal(label: MetricName.journalMirrorDropped.rawValue) == 990)
+            #expect((try? metrics.expectGauge(MetricName.journalMirrorQueueDepth.rawValue))?.lastValue == 10)
 
             sink.release()
             #expect(await eventually { mirror.status.sent == 10 })
@@ -113,7 +114,7 @@ struct JournalMirrorTests {
             #expect(await eventually { mirror.status.sent == 20 })
         }
         #expect(sink.recorder.entries.count == 20)
-        #expect(metrics.timerCount("mamtelemetry_journal_mirror_send_seconds") == 20)
+        #expect(try metrics.expectTimer(MetricName.journalMirrorSendDuration.rawValue).values.count == 20)
     }
 
     @Test("graceful shutdown flushes what is queued before run() returns")
@@ -168,7 +169,7 @@ struct JournalMirrorTests {
         let status = mirror.status
         #expect(!status.reachable && status.sent == 0 && status.dropped == 0)
         #expect(status.lastError?.contains("ENOENT") == true)
-        #expect(metrics.value("mamtelemetry_journal_mirror_failed_total") == 10)
+        #expect(metrics.counterTotal(label: MetricName.journalMirrorFailed.rawValue) == 10)
         let notices = log.entries.filter { $0.value(of: "MESSAGE_ID") == DaemonMessageID.journalUnavailable.id }
         #expect(notices.count == 1)
         #expect(notices.first?.value(of: "PRIORITY") == "4")

@@ -133,13 +133,23 @@ let package = Package(
         .testTarget(
             name: "OTLPTests",
             dependencies: ["OTLP", "TelemetryModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
-        .testTarget(name: "TelemetryStoreTests", dependencies: ["TelemetryStore", "Compression"]),
+        .testTarget(
+            name: "TelemetryStoreTests",
+            dependencies: [
+                "TelemetryStore", "Compression", .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]),
         .testTarget(
             name: "SystemdTests",
-            dependencies: ["Systemd", .product(name: "InMemoryLogging", package: "swift-log")]),
+            dependencies: [
+                "Systemd", .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]),
         .testTarget(name: "PrivacyTests", dependencies: ["Privacy"]),
         .testTarget(name: "InfoPlistTests", dependencies: ["InfoPlist", "TelemetryModel"]),
-        .testTarget(name: "BundlesTests", dependencies: ["Bundles", "Privacy", "Archive", "TelemetryStore"]),
+        .testTarget(
+            name: "BundlesTests",
+            dependencies: ["Bundles", "Privacy", "Archive", "TelemetryStore", .product(name: "Metrics", package: "swift-metrics")]),
         .testTarget(
             name: "TelemetryServerTests",
             dependencies: [

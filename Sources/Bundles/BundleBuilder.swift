@@ -33,7 +33,7 @@ public struct BundleReport: Sendable {
     public var journalIncluded: Bool
 }
 
-/// Builds a diagnostic bundle (SPEC §6) and streams it into a `BundleSink` as it is made:
+/// Builds a diagnostic bundle and streams it into a `BundleSink` as it is made:
 /// records are read page by page, redacted, spooled one member at a time, copied into a
 /// libarchive stream whose output is handed to the sink after every call. Data files come
 /// first (hashed as they are written) and `manifest.json` last, because it lists them.

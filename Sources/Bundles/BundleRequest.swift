@@ -9,7 +9,7 @@ import TelemetryModel
 public struct BundleRequest: Sendable, Hashable {
     public var incident: String?
     public var device: String?
-    /// Compared case-insensitively (SPEC §2.1): stored lower-cased.
+    /// Compared case-insensitively: stored lower-cased.
     public var identity: String? { didSet { identity = identity?.lowercased() } }
     public var app: String?
     public var session: String?

@@ -6,7 +6,7 @@ import Archive
 /// type), enrollment calls (operation, status code name and number, duration), SDK actions
 /// and warning/error logs, in device-time order, with gaps over an hour marked and the SDK's
 /// rhythm spelled out (failed enrollments are retried every 24 h, enrolled apps check in for
-/// policy every 8 h; SPEC §2.2). Entries are kept compactly in memory up to a limit; beyond
+/// policy every 8 h). Entries are kept compactly in memory up to a limit; beyond
 /// it the timeline says how many were left out (the NDJSON files always hold everything).
 struct Timeline {
     struct Entry {

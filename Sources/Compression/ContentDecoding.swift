@@ -1,5 +1,5 @@
-/// Turns an HTTP request body into plain bytes according to its `Content-Encoding`
-/// (SPEC §3): identity, gzip, or deflate — where "deflate" may be zlib-wrapped (RFC 1950,
+/// Turns an HTTP request body into plain bytes according to its `Content-Encoding`:
+/// identity, gzip, or deflate — where "deflate" may be zlib-wrapped (RFC 1950,
 /// what the HTTP spec means) or raw (RFC 1951, what the Microsoft collector convention and
 /// many SDK clients actually send). We detect which instead of making clients choose.
 public enum ContentDecoding {

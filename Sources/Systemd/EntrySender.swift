@@ -1,5 +1,6 @@
 import Logging
 import Metrics
+import TelemetryModel
 
 /// The mirror's sending side, owned by its sender thread: sends a batch through the sink,
 /// times every send, and keeps track of whether journald is there at all.
@@ -25,13 +26,15 @@ struct EntrySender {
     private(set) var reachable: Bool
     let retryInterval: Duration
     private var outageAnnounced = false
-    private var nextAttempt = ContinuousClock.now
-    private let clock = ContinuousClock()
+    private var nextAttempt: ContinuousClock.Instant
+    private let clock: any WallClock
 
     init(
         sink: any JournalSink, logger: Logger, metrics: JournalMirrorMetrics, reachable: Bool,
-        retryInterval: Duration
+        retryInterval: Duration, clock: any WallClock
     ) {
+        self.clock = clock
+        nextAttempt = clock.monotonicNow()
         self.sink = sink
         self.logger = logger
         self.metrics = metrics
@@ -48,13 +51,13 @@ struct EntrySender {
                 outcome.abandoned = batch.count - index
                 break
             }
-            let start = clock.now
+            let start = clock.monotonicNow()
             if !reachable && start < nextAttempt {
                 outcome.failed += 1
                 continue
             }
             let result = sink.send(entry)
-            metrics.sendDuration.record(duration: clock.now - start)
+            metrics.sendDuration.record(duration: clock.monotonicNow() - start)
             if result == 0 {
                 outcome.sent += 1
                 journalAnswered()

@@ -5,7 +5,7 @@ extension JournalEntry {
     /// mamtelemetryd` shows mirrored records next to the daemon's own log.
     public static let daemonIdentifier = "mamtelemetryd"
 
-    /// The journal entry for an accepted diagnostic log record (SPEC §5), so support
+    /// The journal entry for an accepted diagnostic log record, so support
     /// engineers can use `journalctl MAM_DEVICE_ID=... MAM_ENV=prod` as a viewer.
     ///
     /// Fields: `MESSAGE`, `PRIORITY` (the level's syslog priority: error 3, warning 4,
@@ -21,7 +21,7 @@ extension JournalEntry {
     ///
     /// - Parameters:
     ///   - keys: the record's index keys; a record without a level is mirrored as `info`,
-    ///     the level unparseable text lines are kept at (SPEC §2.4).
+    ///     the level unparseable text lines are kept at.
     ///   - message: the log message; may span several lines.
     ///   - env: the environment the record was stored in (`MAM_ENV=ppe` for test data).
     ///   - identityHash: the stable keyed hash of the identity, when the record had one.

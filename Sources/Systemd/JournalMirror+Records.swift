@@ -7,7 +7,7 @@ extension JournalMirror {
     /// the caller's thread is building the entries.
     ///
     /// - Parameters:
-    ///   - records: records that are already durable (only those are mirrored, SPEC §5).
+    ///   - records: records that are already durable (only those are mirrored: the journal never shows a record the store might lose).
     ///   - env: the environment they were stored in.
     ///   - identityHash: the keyed hash of a (lower-cased) identity, called only for records
     ///     that have one; the raw identity never reaches the journal.

@@ -6,7 +6,7 @@ import Synchronization
 import TelemetryModel
 
 /// Mirrors accepted diagnostic log records into the systemd journal, off the ingest path
-/// (SPEC §5: mirroring never blocks ingest; a slow journal is measured, not waited on).
+/// (mirroring never blocks ingest; a slow journal is measured, not waited on).
 ///
 /// Ingest calls ``submit(_:)``, which only appends to a bounded in-memory queue and
 /// returns; a dedicated sender thread (not a Swift concurrency thread, since
@@ -31,23 +31,26 @@ public final class JournalMirror: Service, Sendable {
     private let sink: any JournalSink
     private let logger: Logger
     private let metrics: JournalMirrorMetrics
+    private let clock: any WallClock
     private let started = Atomic<Bool>(false)
 
     /// - Parameters:
     ///   - configuration: enabled, minimum level, queue capacity, flush timeout.
     ///   - sink: where entries go; journald's native protocol unless a test injects one.
     ///   - logger: the daemon's logger, told once when the journal becomes unavailable.
-    ///   - metricsFactory: the factory for the mirror's metrics; the bootstrapped one by
-    ///     default, so call this after `MetricsSystem.bootstrap`.
+    ///   - metricsFactory: the factory for the mirror's metrics (the daemon's Prometheus
+    ///     backend, passed in).
+    ///   - clock: the daemon's clock: send durations, retry backoff, the shutdown deadline.
     ///   - initiallyReachable: what ``status`` says before the first send; by default
     ///     whether journald's socket answers now.
     public init(
         configuration: JournalMirrorConfiguration = JournalMirrorConfiguration(),
         sink: any JournalSink = NativeJournalSink(), logger: Logger,
-        metricsFactory: any MetricsFactory = MetricsSystem.factory,
+        metricsFactory: any MetricsFactory, clock: any WallClock,
         initiallyReachable: Bool = JournalSocket.isReachable()
     ) {
-        self.queue = MirrorQueue(configuration: configuration, reachable: initiallyReachable)
+        self.queue = MirrorQueue(configuration: configuration, reachable: initiallyReachable, clock: clock)
+        self.clock = clock
         self.sink = sink
         self.logger = logger
         self.metrics = JournalMirrorMetrics(factory: metricsFactory)
@@ -120,7 +123,7 @@ public final class JournalMirror: Service, Sendable {
             await withGracefulShutdownHandler {
                 await finished.wait()
             } onGracefulShutdown: {
-                queue.requestFlush(deadline: .now + flushTimeout)
+                queue.requestFlush(deadline: self.clock.monotonicNow() + flushTimeout)
                 let task = Task {
                     // A little past the deadline: the sender checks it between sends, so
                     // only a send that is stuck in journald gets here first.
@@ -144,7 +147,7 @@ public final class JournalMirror: Service, Sendable {
         var sender = EntrySender(
             sink: sink, logger: logger, metrics: metrics,
             reachable: queue.snapshot.counts.reachable,
-            retryInterval: queue.currentConfiguration.unavailableRetryInterval)
+            retryInterval: queue.currentConfiguration.unavailableRetryInterval, clock: clock)
         while true {
             switch queue.nextBatch(maxCount: Self.batchSize) {
             case .exit(let dropped):

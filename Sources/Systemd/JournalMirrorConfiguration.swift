@@ -11,9 +11,9 @@ public enum JournalVerboseMessages: String, Sendable, Hashable, CaseIterable {
 
 /// What the operator decides about mirroring diagnostic log records into the journal.
 ///
-/// Mirroring is on by default because `journalctl` is the support engineer's first viewer
-/// (SPEC §5); a site with a busy fleet can raise ``minimumLevel`` to keep verbose records
-/// (which may carry PII, SPEC §2.4) out of a journal it cannot redact.
+/// Mirroring is on by default because `journalctl` is the support engineer's first viewer;
+/// a site with a busy fleet can raise ``minimumLevel`` to keep verbose records (which may
+/// carry PII) out of a journal it cannot redact.
 public struct JournalMirrorConfiguration: Sendable, Hashable {
     /// Whether accepted log records are mirrored at all.
     public var enabled: Bool

@@ -1,7 +1,8 @@
 import Metrics
+import TelemetryModel
 
 /// The mirror's swift-metrics instruments, created once from the factory the daemon
-/// bootstrapped (Prometheus in production), so a slow or absent journald shows on the
+/// passes in (Prometheus in production), so a slow or absent journald shows on the
 /// dashboards rather than as silent loss.
 struct JournalMirrorMetrics: Sendable {
     /// Entries journald accepted.
@@ -16,10 +17,10 @@ struct JournalMirrorMetrics: Sendable {
     let sendDuration: Timer
 
     init(factory: any MetricsFactory) {
-        sent = Counter(label: "mamtelemetry_journal_mirror_sent_total", factory: factory)
-        failed = Counter(label: "mamtelemetry_journal_mirror_failed_total", factory: factory)
-        dropped = Counter(label: "mamtelemetry_journal_mirror_dropped_total", factory: factory)
-        queueDepth = Gauge(label: "mamtelemetry_journal_mirror_queue_depth", factory: factory)
-        sendDuration = Timer(label: "mamtelemetry_journal_mirror_send_seconds", factory: factory)
+        sent = Counter(label: MetricName.journalMirrorSent.rawValue, factory: factory)
+        failed = Counter(label: MetricName.journalMirrorFailed.rawValue, factory: factory)
+        dropped = Counter(label: MetricName.journalMirrorDropped.rawValue, factory: factory)
+        queueDepth = Gauge(label: MetricName.journalMirrorQueueDepth.rawValue, factory: factory)
+        sendDuration = Timer(label: MetricName.journalMirrorSendDuration.rawValue, factory: factory)
     }
 }

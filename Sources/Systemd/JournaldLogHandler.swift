@@ -2,7 +2,7 @@ import Glibc
 import Logging
 
 /// A swift-log backend that writes the daemon's own log to the systemd journal through the
-/// native protocol, so every line carries structured fields (SPEC §5) instead of being a
+/// native protocol, so every line carries structured fields instead of being a
 /// flat stderr line.
 ///
 /// Each log call becomes one entry with `MESSAGE`, `PRIORITY` (see

@@ -4,7 +4,7 @@ import CSystemd
 ///
 /// With socket activation systemd binds the port, queues connections while the daemon
 /// starts or restarts, and hands the socket over; the daemon adopts it instead of binding
-/// its own (SPEC §7).
+/// its own.
 public enum ListenFDs {
     /// The inherited descriptors, numbered from `SD_LISTEN_FDS_START` (3); empty when the
     /// daemon was not socket-activated. `LISTEN_FDS`/`LISTEN_PID`/`LISTEN_FDNAMES` are

@@ -1,4 +1,5 @@
 import Foundation
+import TelemetryModel
 
 /// The bounded hand-off between the ingest path (many submitters) and the mirror's single
 /// sender thread, plus the mirror's counters.
@@ -29,6 +30,8 @@ final class MirrorQueue: @unchecked Sendable {
     }
 
     private let condition = NSCondition()
+    /// Reads the shutdown flush's deadline against the daemon's clock.
+    private let clock: any WallClock
     // Everything below is guarded by `condition`.
     private var configuration: JournalMirrorConfiguration
     private var pending: [JournalEntry] = []
@@ -41,8 +44,9 @@ final class MirrorQueue: @unchecked Sendable {
     private var senderWaiting = false
     private var counts: Counts
 
-    init(configuration: JournalMirrorConfiguration, reachable: Bool) {
+    init(configuration: JournalMirrorConfiguration, reachable: Bool, clock: any WallClock) {
         self.configuration = configuration
+        self.clock = clock
         self.counts = Counts(reachable: reachable)
     }
 
@@ -100,7 +104,7 @@ final class MirrorQueue: @unchecked Sendable {
             case .stopping:
                 return .exit(dropped: finishLocked())
             case .flushing(let deadline):
-                if queuedLocked == 0 || ContinuousClock.now >= deadline {
+                if queuedLocked == 0 || clock.monotonicNow() >= deadline {
                     return .exit(dropped: finishLocked())
                 }
             case .running:
@@ -127,7 +131,7 @@ final class MirrorQueue: @unchecked Sendable {
         condition.withLock {
             switch phase {
             case .running: false
-            case .flushing(let deadline): ContinuousClock.now >= deadline
+            case .flushing(let deadline): clock.monotonicNow() >= deadline
             case .stopping, .stopped: true
             }
         }

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// The listening socket systemd handed over (`mamtelemetryd.socket`, or
-/// `systemd-socket-activate`), checked before the daemon serves on it (SPEC §7).
+/// `systemd-socket-activate`), checked before the daemon serves on it.
 ///
 /// With socket activation systemd owns the address: it binds while the daemon is not yet
 /// (or no longer) running and queues connections in the kernel backlog, so a restart

@@ -1,8 +1,8 @@
 import CSystemd
 import Glibc
 
-/// Tells systemd about the daemon's state through `sd_notify` (the unit is `Type=notify`,
-/// SPEC §7): ready, reloading, stopping, a status line, and watchdog pings.
+/// Tells systemd about the daemon's state through `sd_notify` (the unit is `Type=notify`):
+/// ready, reloading, stopping, a status line, and watchdog pings.
 ///
 /// Every call is a no-op returning `false` when `NOTIFY_SOCKET` is unset (run from a shell
 /// or a test), so the daemon calls these unconditionally.

@@ -2,7 +2,7 @@ import Logging
 import ServiceLifecycle
 
 /// Pings systemd's watchdog only while the daemon is healthy, and keeps the unit's
-/// `STATUS=` line current (SPEC §7).
+/// `STATUS=` line current.
 ///
 /// A timer that pings unconditionally would keep a wedged daemon alive forever; this
 /// service asks a liveness probe (the server passes "the committer made progress, or is

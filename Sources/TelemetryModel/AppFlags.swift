@@ -1,4 +1,4 @@
-/// The SDK settings that change what the daemon does with an app's data (SPEC §2.3).
+/// The SDK settings that change what the daemon does with an app's data.
 /// Each flag is tri-state: `nil` means "this source did not say", which matters because the
 /// event's own settings and the app registry are combined (the conservative value wins).
 public struct AppFlags: Sendable, Hashable, Codable {

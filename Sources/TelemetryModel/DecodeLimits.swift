@@ -1,4 +1,4 @@
-/// Input limits applied while decoding (SPEC §8). Each refusal names the limit and its value
+/// Input limits applied while decoding. Each refusal names the limit and its value
 /// so a client developer can fix the sender without guessing.
 public struct DecodeLimits: Sendable, Hashable, Codable {
     /// Longest accepted line / array element, in bytes.

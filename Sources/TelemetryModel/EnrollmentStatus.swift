@@ -1,4 +1,4 @@
-/// The SDK's `IntuneMAMEnrollmentStatus` codes (SPEC §2.2). Queries, stats and bundles
+/// The SDK's `IntuneMAMEnrollmentStatus` codes. Queries, stats and bundles
 /// show the symbolic name beside the number; codes we do not know stay plain numbers.
 public enum EnrollmentStatus {
     /// Symbolic names by code, as documented for the SDK.

@@ -1,5 +1,5 @@
 /// The SDK logger's four levels, ordered so `level>=warning` style filters are a comparison.
-/// Verbose records may carry PII (SPEC §2.4), which is why they are treated separately in
+/// Verbose records may carry PII, which is why they are treated separately in
 /// retention and redaction.
 public enum LogLevel: Int, Sendable, Hashable, CaseIterable, Comparable, Codable {
     case verbose = 0
@@ -16,7 +16,7 @@ public enum LogLevel: Int, Sendable, Hashable, CaseIterable, Comparable, Codable
         }
     }
 
-    /// syslog priority used for the journald mirror (SPEC §5).
+    /// syslog priority used for the journald mirror.
     public var syslogPriority: Int {
         switch self {
         case .verbose: 7

@@ -24,7 +24,7 @@ public struct LogDefaults: Sendable, Hashable {
     }
 }
 
-/// One diagnostic log record as read from NDJSON (SPEC §2.4), by the same single-pass
+/// One diagnostic log record as read from NDJSON, by the same single-pass
 /// scanner and field rules as telemetry events.
 struct WireLogRecord {
     var time: Int64?

@@ -4,7 +4,7 @@ public enum DropReason: String, Sendable, Hashable, CaseIterable, Codable {
     case duplicate
 }
 
-/// What happens to one record once its flags are known (SPEC §2.3).
+/// What happens to one record once its flags are known.
 public enum PrivacyDecision: Sendable, Hashable {
     /// Keep it, in this environment's store.
     case store(TelemetryEnvironment)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The names of the three event kinds the SDK emits by default (SPEC §2.1). Other names are
+/// The names of the three event kinds the SDK emits by default. Other names are
 /// accepted and stored as they come, for forward compatibility.
 public enum EventName {
     public static let appLaunch = "AppLaunch"

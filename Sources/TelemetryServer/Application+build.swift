@@ -14,10 +14,18 @@ import Privacy
 /// watchdog) and tests can reach them.
 public struct DaemonComponents: Sendable {
     public let configuration: ServerConfiguration
-    public let store: SQLiteRecordStore
+    /// Where records are kept; routes, bundles and ingest see only the protocols.
+    public let store: any RecordStore
+    /// The store's write queue: admission's bound, the watchdog's liveness, the status rate.
+    public let commitQueue: any CommitQueue
+    /// The store's own background work (the embedded store's group committer).
+    public let storeServices: [any Service]
     public let registry: AppRegistry
     public let pseudonymizer: Pseudonymizer
+    /// The one clock every component reads.
     public let clock: any WallClock
+    /// The metrics backend every component records into and `/metrics` renders.
+    public let metrics: PrometheusMetrics
     public let disk: DiskGuard
     public let retention: RetentionService
     public let tokens: TokenStore
@@ -25,34 +33,42 @@ public struct DaemonComponents: Sendable {
     public let settings: LiveSettings
     public let drops: DropLedger
 
-    /// `commitFaults` is a test seam of the store (see `CommitFaultInjector`); `maintenance`
-    /// is told before a long one-time step while the store opens.
+    /// The daemon passes the outside world in: `clock` (time), `metrics` (the backend),
+    /// `space` (free space of the data directory's filesystem). `commitFaults` is a test
+    /// seam of the store (see `CommitFaultInjector`); `maintenance` is told before a long
+    /// one-time step while the store opens.
     public init(
-        configuration: ServerConfiguration, clock: any WallClock = SystemWallClock(),
+        configuration: ServerConfiguration, clock: any WallClock, metrics: PrometheusMetrics, space: any FilesystemSpace,
         commitFaults: any CommitFaultInjector = NoCommitFaults(), logger: Logger,
         maintenance: @escaping StoreMaintenanceNotice = { _, _ in }
     ) throws {
         self.configuration = configuration
         self.clock = clock
+        self.metrics = metrics
         let dir = configuration.dataDirectory
-        store = try SQLiteRecordStore(
-            directory: dir, configuration: configuration.store, faults: commitFaults, clock: { clock.nowMilliseconds() }, logger: logger,
-            maintenance: maintenance)
+        // The one place the backend is chosen: the embedded SQLite store.
+        let sqlite = try SQLiteRecordStore(
+            directory: dir, configuration: configuration.store, faults: commitFaults, clock: clock, metrics: metrics.factory,
+            logger: logger, maintenance: maintenance)
+        store = sqlite
+        commitQueue = sqlite.committer
+        storeServices = [sqlite.committer]
         let control = try ControlDatabase.open(directory: dir)
         registry = try AppRegistry(pool: control)
         registry.setConfigured(configuration.configuredApps)
         pseudonymizer = try PseudonymKeyFile.load(from: dir.appendingPathComponent("pseudonym.key"))
         tokens = try TokenStore(pool: control)
-        drops = try DropLedger(pool: control, logger: logger, now: { clock.nowMilliseconds() })
+        drops = try DropLedger(pool: control, logger: logger, clock: clock)
         let settings = LiveSettings(configuration)
         self.settings = settings
         let retention = RetentionService(
-            store: store, policy: { settings.current.retention }, logger: logger, now: { clock.nowMilliseconds() })
+            store: sqlite, policy: { settings.current.retention }, logger: logger, clock: clock,
+            metrics: metrics.factory)
         self.retention = retention
         let transitions = DiskTransitionLog(logger: logger, dataDirectory: dir.path)
         disk = DiskGuard(
-            directory: dir, configuration: { settings.current.disk }, retention: retention, logger: logger,
-            onTransition: transitions.record)
+            directory: dir, configuration: { settings.current.disk }, space: space, retention: retention,
+            metrics: metrics.factory, logger: logger, onTransition: transitions.record)
     }
 
     /// On first start (no token exists) creates an admin token in `<data-dir>/admin.token`
@@ -70,7 +86,7 @@ public struct DaemonComponents: Sendable {
     }
 
     /// The background services every daemon runs beside the HTTP server.
-    public var services: [any Service] { [store.committer, drops, disk, retention] }
+    public var services: [any Service] { storeServices + [drops, disk, retention] }
 }
 
 /// Extra wiring the daemon adds around the HTTP application (journald, systemd).
@@ -92,7 +108,7 @@ public func buildRouter(
 ) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     // Middleware applies to the routes added after it: count every request, refused ones too.
-    router.add(middleware: HTTPMetricsMiddleware())
+    router.add(middleware: HTTPMetricsMiddleware(factory: c.metrics.factory))
     let settings = c.settings
     var accessLog = logger
     accessLog[metadataKey: "log"] = "access"
@@ -100,24 +116,29 @@ public func buildRouter(
         router: router, tokens: c.tokens, configuration: c.configuration.auth, accessLog: accessLog, table: routeTable)
     let pipeline = IngestPipeline(
         store: c.store, registry: c.registry, clock: c.clock, mirror: hooks.mirror, configuration: c.configuration,
-        settings: settings, drops: DropCounter(ledger: c.drops), logger: logger)
-    let committer = c.store.committer
+        settings: settings, drops: DropCounter(ledger: c.drops, factory: c.metrics.factory),
+        metrics: IngestMetrics(factory: c.metrics.factory), logger: logger)
+    let commitQueue = c.commitQueue
     let storeCheck = ReadinessCheck(name: "store", required: true) {
-        committer.isHealthy() ? (true, "open, accepting") : (false, "commit in progress for too long")
+        commitQueue.isHealthy() ? (true, "open, accepting") : (false, "commit in progress for too long")
     }
     HealthRoutes(checks: [storeCheck] + hooks.readinessChecks).register(on: api)
     let admission = IngestAdmission(
         limits: .init(maxInFlightBytes: c.configuration.maxInFlightBytes, maxQueuedRecords: c.configuration.maxQueuedRecords),
-        committer: c.store.committer, disk: c.disk)
-    let rateLimiter = TokenRateLimiter(recordsPerSecond: { settings.current.perTokenRecordsPerSecond })
-    IngestRoutes(pipeline: pipeline, admission: admission, rateLimiter: rateLimiter, refusals: IngestRefusalLog(logger: logger))
+        commitQueue: c.commitQueue, disk: c.disk, metrics: c.metrics.factory)
+    let rateLimiter = TokenRateLimiter(
+        recordsPerSecond: { settings.current.perTokenRecordsPerSecond }, clock: c.clock, metrics: c.metrics.factory)
+    IngestRoutes(pipeline: pipeline, admission: admission, rateLimiter: rateLimiter, refusals: IngestRefusalLog(logger: logger, clock: c.clock))
         .register(on: api)
     QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
     AppRoutes(registry: c.registry, clock: c.clock).register(on: api)
     TokenRoutes(tokens: c.tokens, clock: c.clock).register(on: api)
     OpenAPIRoutes().register(on: api)
-    BundleRoutes(store: c.store, pseudonymizer: c.pseudonymizer, clock: c.clock).register(on: api)
-    MetricsRoutes(registry: MetricsBootstrap.bootstrap(), store: c.store, metricsOpen: { !settings.current.metricsRequireToken })
+    BundleRoutes(
+        store: c.store, pseudonymizer: c.pseudonymizer, clock: c.clock,
+        temporaryDirectory: c.configuration.dataDirectory.appendingPathComponent("tmp")
+    ).register(on: api)
+    MetricsRoutes(registry: c.metrics.registry, store: c.store, metricsOpen: { !settings.current.metricsRequireToken })
         .register(on: api)
     StatsRoutes(store: c.store, drops: c.drops, clock: c.clock).register(on: api)
     ConsoleRoutes(catalog: ConsoleAssetCatalog()).register(on: api)

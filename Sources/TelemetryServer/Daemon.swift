@@ -41,14 +41,15 @@ public enum Daemon {
         DaemonLogging.bootstrap(identifier: "mamtelemetryd", levelControl: logLevel)
         let logger = Logger(label: "mamtelemetryd")
         do {
-            // Before anything creates a metric: swift-metrics binds each metric to the backend
-            // that is bootstrapped when the metric is made.
-            _ = MetricsBootstrap.bootstrap()
+            // The outside world, made once and passed to everything that reads it.
+            let clock = SystemWallClock()
+            let metrics = PrometheusMetrics()
             let crashHook = CrashAtCommitPoint(environment: ProcessInfo.processInfo.environment)
             if let crashHook { logger.warning("test hook armed: the daemon will SIGKILL itself", metadata: ["\(CrashAtCommitPoint.variable)": "\(crashHook.point.rawValue)"]) }
             let notifier = SystemdNotifier()
             let components = try DaemonComponents(
-                configuration: configuration, commitFaults: crashHook ?? NoCommitFaults(), logger: logger
+                configuration: configuration, clock: clock, metrics: metrics, space: StatvfsFilesystemSpace(),
+                commitFaults: crashHook ?? NoCommitFaults(), logger: logger
             ) { what, bytes in
                 // A rewrite of a large database outlasts TimeoutStartSec=: ask for time at
                 // a pessimistic 20 MB/s, so systemd does not kill it halfway, again and again.
@@ -58,7 +59,8 @@ public enum Daemon {
             if let path = try await components.createFirstAdminTokenIfNeeded() {
                 logger.notice("no tokens were configured: created an admin token", metadata: ["path": "\(path.path)"])
             }
-            let mirror = JournalMirror(configuration: JournalMirrorConfiguration(configuration), logger: logger)
+            let mirror = JournalMirror(
+                configuration: JournalMirrorConfiguration(configuration), logger: logger, metricsFactory: metrics.factory, clock: clock)
             var hooks = ApplicationHooks()
             hooks.mirror = JournalLogMirror(mirror: mirror, pseudonymizer: components.pseudonymizer)
             hooks.services = [mirror]
@@ -78,7 +80,7 @@ public enum Daemon {
                         "dataDir": "\(configuration.dataDirectory.path)",
                     ]))
             }
-            // Socket activation (SPEC §7): serve on the listener systemd passed
+            // Socket activation: serve on the listener systemd passed
             // (LISTEN_FDS/LISTEN_PID) instead of binding --listen; otherwise unchanged.
             // See Systemd/SocketActivation*.swift.
             let app: any Service
@@ -90,10 +92,10 @@ public enum Daemon {
             } else {
                 app = buildApplication(components: components, hooks: hooks, logger: logger)
             }
-            let status = StatusLine(committer: components.store.committer, disk: components.disk, mirror: mirror)
+            let status = StatusLine(commitQueue: components.commitQueue, disk: components.disk, mirror: mirror, clock: components.clock)
             let watchdog = WatchdogService(
                 notifier: notifier, logger: logger,
-                livenessProbe: { components.store.committer.isHealthy() },
+                livenessProbe: { components.commitQueue.isHealthy() },
                 statusText: { status.text() })
             // Order matters: the group stops services last-to-first. The stop notifier goes
             // first (STOPPING=1 at once), then the HTTP application drains (server, then

@@ -60,8 +60,9 @@ struct ByteReader {
     }
 
     mutating func string() throws -> String {
-        let n = Int(try varint())
-        guard offset + n <= bytes.count else { throw StoreError.corruptBlock("string past end") }
+        let length = try varint()
+        guard length <= UInt64(bytes.count - offset) else { throw StoreError.corruptBlock("string past end") }
+        let n = Int(length)
         defer { offset += n }
         return String(decoding: bytes[offset..<offset + n], as: UTF8.self)
     }

@@ -27,6 +27,11 @@ struct CrossEnvironmentCommit: Sendable {
     let stagingDatabase: EnvironmentDatabase
     let decidingDatabase: EnvironmentDatabase
 
+    init(databases: PerEnvironment<EnvironmentDatabase>) {
+        stagingDatabase = databases[Self.staging]
+        decidingDatabase = databases[Self.deciding]
+    }
+
     /// What publishing made visible, for the followers' commit notice.
     struct Published: Sendable {
         var kinds: Set<RecordKind> = []

@@ -3,6 +3,7 @@ import Logging
 import Metrics
 import ServiceLifecycle
 import Synchronization
+import TelemetryModel
 
 /// Watches the free space of the data directory's filesystem. Below the high-water mark
 /// ingest is refused with 507 before the disk fills (queries keep working); below the
@@ -64,17 +65,23 @@ public final class DiskGuard: Service, Sendable {
     private let space: any FilesystemSpace
     private let retention: RetentionService?
     private let logger: Logger
+    private let freeBytesGauge: Gauge
+    private let highWaterGauge: Gauge
     private let onTransition: @Sendable (Transition) -> Void
     private let state = Mutex(Status(freeBytes: .max, totalBytes: .max, refusing: false))
 
     /// - Parameters:
     ///   - configuration: read at every check, so reloaded thresholds apply at the next one.
+    ///   - space: where free space is read (`StatvfsFilesystemSpace` in the daemon).
     ///   - retention: deletes for space below the keep-free floor; nil to only refuse.
     ///   - onTransition: told when the refusal starts and ends (the daemon logs it).
     public init(
-        directory: URL, configuration: @escaping @Sendable () -> Configuration, space: any FilesystemSpace = StatvfsFilesystemSpace(),
-        retention: RetentionService? = nil, logger: Logger, onTransition: @escaping @Sendable (Transition) -> Void = { _ in }
+        directory: URL, configuration: @escaping @Sendable () -> Configuration, space: any FilesystemSpace,
+        retention: RetentionService? = nil, metrics: any MetricsFactory, logger: Logger,
+        onTransition: @escaping @Sendable (Transition) -> Void = { _ in }
     ) {
+        freeBytesGauge = Gauge(label: MetricName.diskFreeBytes.rawValue, factory: metrics)
+        highWaterGauge = Gauge(label: MetricName.diskHighWater.rawValue, factory: metrics)
         self.directory = directory
         self.configuration = configuration
         self.space = space
@@ -109,8 +116,8 @@ public final class DiskGuard: Service, Sendable {
             defer { s = now }
             return s.refusing != now.refusing
         }
-        Gauge(label: "mamtelemetry_disk_free_bytes").record(now.freeBytes)
-        Gauge(label: "mamtelemetry_disk_high_water").record(now.refusing ? 1 : 0)
+        freeBytesGauge.record(now.freeBytes)
+        highWaterGauge.record(now.refusing ? 1 : 0)
         if changed {
             onTransition(now.refusing ? .refusing(now, highWaterBytes: highWater) : .resumed(now))
         }

@@ -56,20 +56,20 @@ public final class DropLedger: Service, Sendable {
     private let maxAppsPerHour: Int
     private let keepDays: Int64
     private let logger: Logger
-    private let now: @Sendable () -> Int64
+    private let clock: any WallClock
     private let pending = Mutex(Pending())
 
     public init(
         pool: DatabasePool, flushInterval: Duration = .seconds(5), maxAppsPerHour: Int = 1000, keepDays: Int64 = 400,
-        logger: Logger, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        logger: Logger, clock: any WallClock
     ) throws {
         self.pool = pool
         self.flushInterval = flushInterval
         self.maxAppsPerHour = maxAppsPerHour
         self.keepDays = keepDays
         self.logger = logger
-        self.now = now
-        let hour = Self.hour(of: now())
+        self.clock = clock
+        let hour = Self.hour(of: clock.nowMilliseconds())
         let known = try pool.read { db in
             try String.fetchSet(db, sql: "SELECT DISTINCT appId FROM drop_count WHERE hour = ?", arguments: [hour])
         }
@@ -133,13 +133,13 @@ public final class DropLedger: Service, Sendable {
             defer {
                 p.counts = [:]
                 // Only the current hour's app list still matters for the per-hour limit.
-                let current = Self.hour(of: now())
+                let current = Self.hour(of: clock.nowMilliseconds())
                 p.appsByHour = p.appsByHour.filter { $0.key >= current }
             }
             return p.counts
         }
         guard !taken.isEmpty else { return }
-        let cutoff = now() - keepDays * 86_400_000
+        let cutoff = clock.nowMilliseconds() - keepDays * 86_400_000
         do {
             try await pool.write { db in
                 let upsert = try db.makeStatement(

@@ -11,7 +11,7 @@ import TelemetryModel
 /// pile up and form the next group, so batching grows with load and durability costs one
 /// fsync per group rather than one per request. A request with records for both
 /// environments is committed all or nothing through `CrossEnvironmentCommit`.
-public final class GroupCommitter: Service, Sendable {
+public final class GroupCommitter: Service, CommitQueue, Sendable {
     struct Pending: Sendable {
         var request: AppendRequest
         var environments: [TelemetryEnvironment]
@@ -35,29 +35,34 @@ public final class GroupCommitter: Service, Sendable {
     private let committed = Atomic<Int>(0)
     private let doorbell: AsyncStream<Void>
     private let ring: AsyncStream<Void>.Continuation
-    private let databases: [TelemetryEnvironment: EnvironmentDatabase]
+    private let databases: PerEnvironment<EnvironmentDatabase>
     private let crossEnvironment: CrossEnvironmentCommit
     private let faults: any CommitFaultInjector
-    private let clock: @Sendable () -> Int64
+    private let clock: any WallClock
     private let broadcaster: CommitBroadcaster
     private let configuration: StoreConfiguration
     private let logger: Logger
 
-    private let batchesCommitted = Counter(label: "mamtelemetry_batches_committed_total")
-    private let rawBytes = Counter(label: "mamtelemetry_store_raw_bytes_total")
-    private let storedBytes = Counter(label: "mamtelemetry_store_compressed_bytes_total")
-    private let commitLatency = Timer(label: "mamtelemetry_commit_duration_seconds")
-    private let queueDepth = Gauge(label: "mamtelemetry_commit_queue_records")
-    private let compressionRatio = Gauge(label: "mamtelemetry_compression_ratio")
+    private let batchesCommitted: Counter
+    private let rawBytes: Counter
+    private let storedBytes: Counter
+    private let commitLatency: Timer
+    private let queueDepth: Gauge
+    private let compressionRatio: Gauge
 
     init(
-        databases: [TelemetryEnvironment: EnvironmentDatabase], broadcaster: CommitBroadcaster,
-        configuration: StoreConfiguration, faults: any CommitFaultInjector, clock: @escaping @Sendable () -> Int64,
-        logger: Logger
+        databases: PerEnvironment<EnvironmentDatabase>, broadcaster: CommitBroadcaster,
+        configuration: StoreConfiguration, faults: any CommitFaultInjector, clock: any WallClock,
+        metrics: any MetricsFactory, logger: Logger
     ) {
+        batchesCommitted = Counter(label: MetricName.batchesCommitted.rawValue, factory: metrics)
+        rawBytes = Counter(label: MetricName.storeRawBytes.rawValue, factory: metrics)
+        storedBytes = Counter(label: MetricName.storeCompressedBytes.rawValue, factory: metrics)
+        commitLatency = Timer(label: MetricName.commitDuration.rawValue, factory: metrics)
+        queueDepth = Gauge(label: MetricName.commitQueueRecords.rawValue, factory: metrics)
+        compressionRatio = Gauge(label: MetricName.compressionRatio.rawValue, factory: metrics)
         self.databases = databases
-        crossEnvironment = CrossEnvironmentCommit(
-            stagingDatabase: databases[CrossEnvironmentCommit.staging]!, decidingDatabase: databases[CrossEnvironmentCommit.deciding]!)
+        crossEnvironment = CrossEnvironmentCommit(databases: databases)
         self.faults = faults
         self.clock = clock
         self.broadcaster = broadcaster
@@ -101,7 +106,7 @@ public final class GroupCommitter: Service, Sendable {
     public func isHealthy() -> Bool {
         state.withLock { s in
             guard let started = s.commitStartedAt else { return true }
-            return ContinuousClock.now - started < .seconds(configuration.wedgedAfterSeconds)
+            return clock.monotonicNow() - started < .seconds(configuration.wedgedAfterSeconds)
         }
     }
 
@@ -133,7 +138,7 @@ public final class GroupCommitter: Service, Sendable {
                 s.pending.removeAll(keepingCapacity: true)
                 s.pendingRecords = 0
             }
-            if !s.pending.isEmpty { s.commitStartedAt = .now }
+            if !s.pending.isEmpty { s.commitStartedAt = clock.monotonicNow() }
             return s.pending
         }
         guard !taken.isEmpty else { return }
@@ -235,10 +240,10 @@ public final class GroupCommitter: Service, Sendable {
     private func commit(
         _ plan: EnvironmentDatabase.CommitPlan, env: TelemetryEnvironment, beforeCommit: @escaping @Sendable () throws -> Void = {}
     ) async throws -> EnvironmentDatabase.CommitResult {
-        guard let db = databases[env] else { throw StoreError.closed }
-        let start = ContinuousClock.now
-        let result = try await db.commit(plan, nowMs: clock(), beforeCommit: beforeCommit)
-        commitLatency.recordInterval(since: start)
+        let db = databases[env]
+        let start = clock.monotonicNow()
+        let result = try await db.commit(plan, nowMs: clock.nowMilliseconds(), beforeCommit: beforeCommit)
+        commitLatency.record(duration: clock.monotonicNow() - start)
         batchesCommitted.increment(by: result.batches)
         rawBytes.increment(by: result.rawBytes)
         storedBytes.increment(by: result.storedBytes)
@@ -258,12 +263,5 @@ public final class GroupCommitter: Service, Sendable {
         if !published.kinds.isEmpty {
             broadcaster.publish(CommitNotice(env: env, kinds: published.kinds, lastId: published.lastId))
         }
-    }
-}
-
-extension Timer {
-    func recordInterval(since start: ContinuousClock.Instant) {
-        let d = ContinuousClock.now - start
-        recordNanoseconds(d.components.seconds * 1_000_000_000 + d.components.attoseconds / 1_000_000_000)
     }
 }

@@ -1,6 +1,6 @@
 import TelemetryModel
 
-/// A user-initiated diagnostic upload (SPEC §2.5): what the user shared and when, under the
+/// A user-initiated diagnostic upload: what the user shared and when, under the
 /// short id they quote to support.
 public struct Incident: Sendable, Hashable, Codable {
     public var id: String

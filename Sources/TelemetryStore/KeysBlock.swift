@@ -62,23 +62,26 @@ enum KeysBlock {
         return w.bytes
     }
 
+    /// Reads a block back; anything `encode` could not have written (another version, a
+    /// count or index past the block, a flag byte out of range, bytes left over) throws
+    /// ``StoreError/corruptBlock(_:)`` rather than yield keys that would misfile records.
     static func decode(_ bytes: [UInt8]) throws -> [RecordKeys] {
         var r = ByteReader(bytes)
         guard try r.byte() == version else { throw StoreError.corruptBlock("unknown keys block version") }
-        let stringCount = Int(try r.varint())
-        guard stringCount <= bytes.count else { throw StoreError.corruptBlock("string table larger than block") }
+        let stringCount = try r.varint()
+        guard stringCount <= UInt64(bytes.count) else { throw StoreError.corruptBlock("string table larger than block") }
         var strings: [String] = []
-        strings.reserveCapacity(stringCount)
+        strings.reserveCapacity(Int(stringCount))
         for _ in 0..<stringCount { strings.append(try r.string()) }
         func string() throws -> String {
-            let i = Int(try r.varint())
-            guard i < strings.count else { throw StoreError.corruptBlock("string index out of range") }
-            return strings[i]
+            let i = try r.varint()
+            guard i < UInt64(strings.count) else { throw StoreError.corruptBlock("string index out of range") }
+            return strings[Int(i)]
         }
-        let count = Int(try r.varint())
-        guard count <= bytes.count else { throw StoreError.corruptBlock("record count larger than block") }
+        let count = try r.varint()
+        guard count <= UInt64(bytes.count) else { throw StoreError.corruptBlock("record count larger than block") }
         var out: [RecordKeys] = []
-        out.reserveCapacity(count)
+        out.reserveCapacity(Int(count))
         var time: Int64 = 0
         for _ in 0..<count {
             time &+= unzigzag(try r.varint())
@@ -87,17 +90,26 @@ enum KeysBlock {
                 identity: try string(), name: try string(), detail: try string())
             k.incident = try string()
             let z = try r.varint()
-            if z > 0 { k.statusCode = Int(unzigzag(z - 1)) }
-            if try r.byte() == 1 { k.durationMs = Double(bitPattern: UInt64(bitPattern: try r.int64())) }
+            if z > 0 { k.statusCode = Int(truncatingIfNeeded: unzigzag(z - 1)) }
             switch try r.byte() {
+            case 0: break
+            case 1: k.durationMs = Double(bitPattern: UInt64(bitPattern: try r.int64()))
+            default: throw StoreError.corruptBlock("duration flag out of range")
+            }
+            switch try r.byte() {
+            case 0: break
             case 1: k.succeeded = false
             case 2: k.succeeded = true
-            default: break
+            default: throw StoreError.corruptBlock("success flag out of range")
             }
             let level = try r.byte()
-            if level > 0 { k.level = LogLevel(rawValue: Int(level) - 1) }
+            if level > 0 {
+                guard let known = LogLevel(rawValue: Int(level) - 1) else { throw StoreError.corruptBlock("log level out of range") }
+                k.level = known
+            }
             out.append(k)
         }
+        guard r.atEnd else { throw StoreError.corruptBlock("bytes after the last record") }
         return out
     }
 

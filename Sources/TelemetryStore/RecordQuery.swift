@@ -1,6 +1,6 @@
 import TelemetryModel
 
-/// A filtered, paginated read of one kind of record in one environment (SPEC §3). Equality
+/// A filtered, paginated read of one kind of record in one environment. Equality
 /// filters are exact except `identity`, which is compared lower-cased.
 public struct RecordQuery: Sendable {
     public enum Order: String, Sendable, Hashable { case asc, desc }

@@ -1,7 +1,7 @@
 import TelemetryModel
 
 /// The storage contract every backend implements: the embedded SQLite store today, a
-/// scale-out engine later (SPEC §4). Every method that writes returns only once the data is
+/// scale-out engine (ClickHouse) later. Every method that writes returns only once the data is
 /// durable, which is what lets the HTTP layer promise "2xx means durable".
 public protocol RecordStore: Sendable {
     /// Stores a request's records, dropping retries of a record already stored (same kind,
@@ -28,7 +28,7 @@ public protocol RecordStore: Sendable {
     func commits() -> AsyncStream<CommitNotice>
 
     /// Bytes on disk per environment.
-    func sizes() -> [TelemetryEnvironment: Int64]
+    func sizes() -> PerEnvironment<Int64>
 }
 
 extension RecordStore {

@@ -23,30 +23,32 @@ public final class RetentionService: Service, Sendable {
         }
     }
 
-    private let store: SQLiteRecordStore
+    private let store: any RetentionStore
     private let policy: @Sendable () -> RetentionPolicy
     private let interval: Duration
     private let logger: Logger
-    private let now: @Sendable () -> Int64
+    private let clock: any WallClock
+    private let metrics: any MetricsFactory
 
     /// - Parameter policy: read at every pass, so a reloaded policy applies at the next one.
     public init(
-        store: SQLiteRecordStore, policy: @escaping @Sendable () -> RetentionPolicy, interval: Duration = .seconds(300),
-        logger: Logger, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        store: any RetentionStore, policy: @escaping @Sendable () -> RetentionPolicy, interval: Duration = .seconds(300),
+        logger: Logger, clock: any WallClock, metrics: any MetricsFactory
     ) {
+        self.metrics = metrics
         self.store = store
         self.policy = policy
         self.interval = interval
         self.logger = logger
-        self.now = now
+        self.clock = clock
     }
 
     /// A service with a fixed policy.
     public convenience init(
-        store: SQLiteRecordStore, policy: RetentionPolicy, interval: Duration = .seconds(300), logger: Logger,
-        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        store: any RetentionStore, policy: RetentionPolicy, interval: Duration = .seconds(300), logger: Logger, clock: any WallClock,
+        metrics: any MetricsFactory
     ) {
-        self.init(store: store, policy: { policy }, interval: interval, logger: logger, now: now)
+        self.init(store: store, policy: { policy }, interval: interval, logger: logger, clock: clock, metrics: metrics)
     }
 
     /// One pass of the age and size limits over both environments.
@@ -55,7 +57,7 @@ public final class RetentionService: Service, Sendable {
         var out: [TelemetryEnvironment: RetentionResult] = [:]
         let policy = policy()
         for env in TelemetryEnvironment.allCases {
-            let r = try await database(env).applyRetention(policy.limits(for: env), nowMs: now())
+            let r = try await store.applyRetention(policy.limits(for: env), env: env, nowMs: clock.nowMilliseconds())
             out[env] = r
             if r.batches > 0 {
                 count(r, env: env)
@@ -78,7 +80,7 @@ public final class RetentionService: Service, Sendable {
     public func makeRoom(_ need: @Sendable () -> SpaceNeed?) async throws -> RetentionResult {
         var total = RetentionResult()
         for env in TelemetryEnvironment.allCases {
-            total.bytesReturned += try await database(env).returnFreePages()
+            total.bytesReturned += try await store.returnFreeSpace(env: env)
         }
         while let need = need(), need.missingBytes > 0 {
             guard let (env, retentionClass) = try await oldestCandidate() else {
@@ -92,7 +94,7 @@ public final class RetentionService: Service, Sendable {
                 break
             }
             let chunk = max(256 << 10, min(need.missingBytes, need.freeBytes / 2))
-            let r = try await database(env).deleteOldest(retentionClass, atLeast: chunk)
+            let r = try await store.deleteOldest(retentionClass, env: env, atLeast: chunk)
             count(r, env: env)
             total += r
         }
@@ -109,7 +111,7 @@ public final class RetentionService: Service, Sendable {
         for retentionClass in RetentionClass.allCases {
             var best: (env: TelemetryEnvironment, receivedAt: Int64)?
             for env in TelemetryEnvironment.allCases {
-                guard let oldest = try await database(env).oldestReceivedAt(retentionClass) else { continue }
+                guard let oldest = try await store.oldestReceivedAt(retentionClass, env: env) else { continue }
                 if best == nil || oldest < best!.receivedAt { best = (env, oldest) }
             }
             if let best { return (best.env, retentionClass) }
@@ -117,11 +119,9 @@ public final class RetentionService: Service, Sendable {
         return nil
     }
 
-    private func database(_ env: TelemetryEnvironment) -> EnvironmentDatabase { store.databases[env]! }
-
     private func count(_ r: RetentionResult, env: TelemetryEnvironment) {
         guard r.records > 0 else { return }
-        Counter(label: "mamtelemetry_retention_deleted_records_total", dimensions: [("env", env.rawValue)]).increment(by: r.records)
+        Counter(label: MetricName.retentionDeletedRecords.rawValue, dimensions: [("env", env.rawValue)], factory: metrics).increment(by: r.records)
     }
 
     public func run() async throws {

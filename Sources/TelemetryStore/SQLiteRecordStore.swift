@@ -1,42 +1,43 @@
 import Foundation
 import Logging
+import Metrics
 import TelemetryModel
 
 /// The embedded default store: one SQLite database per environment under the data
 /// directory (`prod/records.sqlite`, `ppe/records.sqlite`), zlib-compressed batches, and a
 /// group committer in front. Run `committer` in the service group; appends wait for it.
-public final class SQLiteRecordStore: RecordStore {
-    let databases: [TelemetryEnvironment: EnvironmentDatabase]
+/// The application builder is the one place that chooses this backend; everything else
+/// sees ``RecordStore``, ``RetentionStore`` and ``CommitQueue``.
+public final class SQLiteRecordStore: RecordStore, RetentionStore {
+    let databases: PerEnvironment<EnvironmentDatabase>
     let broadcaster = CommitBroadcaster()
     public let committer: GroupCommitter
     public let directory: URL
 
-    /// `faults` is a test seam for cross-environment commits (see `CommitFaultInjector`).
+    /// `clock` stamps each batch's receive time and times commits; `metrics` receives the
+    /// committer's counters; `faults` is a test seam for cross-environment commits (see `CommitFaultInjector`).
     /// Opening resolves a cross-environment commit a crash interrupted, before any write;
     /// `maintenance` is told before a long one-time step at open (see ``StoreMaintenanceNotice``).
     public init(
         directory: URL, configuration: StoreConfiguration = .init(), faults: any CommitFaultInjector = NoCommitFaults(),
-        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
-        logger: Logger = Logger(label: "store"), maintenance: @escaping StoreMaintenanceNotice = { _, _ in }
+        clock: any WallClock, metrics: any MetricsFactory, logger: Logger = Logger(label: "store"),
+        maintenance: @escaping StoreMaintenanceNotice = { _, _ in }
     ) throws {
         self.directory = directory
-        var dbs: [TelemetryEnvironment: EnvironmentDatabase] = [:]
-        for env in TelemetryEnvironment.allCases {
-            dbs[env] = try EnvironmentDatabase(
+        let dbs = try PerEnvironment { env in
+            try EnvironmentDatabase(
                 env: env, directory: directory.appendingPathComponent(env.rawValue), configuration: configuration,
                 maintenance: maintenance)
         }
         databases = dbs
-        let recovered = try CrossEnvironmentCommit(
-            stagingDatabase: dbs[CrossEnvironmentCommit.staging]!, decidingDatabase: dbs[CrossEnvironmentCommit.deciding]!
-        ).recover()
+        let recovered = try CrossEnvironmentCommit(databases: dbs).recover()
         if recovered.records > 0 {
             logger.notice(
                 "published the records of a cross-environment commit a restart interrupted after its commit point",
                 metadata: ["records": "\(recovered.records)"])
         }
         committer = GroupCommitter(
-            databases: dbs, broadcaster: broadcaster, configuration: configuration, faults: faults, clock: clock, logger: logger)
+            databases: dbs, broadcaster: broadcaster, configuration: configuration, faults: faults, clock: clock, metrics: metrics, logger: logger)
     }
 
     public func append(_ request: AppendRequest) async throws -> [TelemetryEnvironment: AppendOutcome] {
@@ -44,30 +45,48 @@ public final class SQLiteRecordStore: RecordStore {
     }
 
     public func query(_ query: RecordQuery) async throws -> RecordPage {
-        try await databases[query.env]!.query(query)
+        try await databases[query.env].query(query)
     }
 
     public func scanKeys(
         kind: RecordKind, env: TelemetryEnvironment, since: Int64?, until: Int64?,
         _ visit: @Sendable (RecordKeys) -> Void
     ) async throws {
-        try await databases[env]!.scanKeys(kind: kind, since: since, until: until, visit)
+        try await databases[env].scanKeys(kind: kind, since: since, until: until, visit)
     }
 
     public func incident(id: String) async throws -> Incident? {
         for env in TelemetryEnvironment.allCases {
-            if let found = try await databases[env]!.incident(id: id) { return found }
+            if let found = try await databases[env].incident(id: id) { return found }
         }
         return nil
     }
 
     public func latestID(env: TelemetryEnvironment) async throws -> Int64 {
-        try await databases[env]!.latestID()
+        try await databases[env].latestID()
     }
 
     public func commits() -> AsyncStream<CommitNotice> { broadcaster.subscribe() }
 
-    public func sizes() -> [TelemetryEnvironment: Int64] {
-        databases.mapValues { $0.sizeOnDisk() }
+    public func sizes() -> PerEnvironment<Int64> {
+        databases.map { $0.sizeOnDisk() }
+    }
+
+    // MARK: RetentionStore
+
+    public func applyRetention(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, nowMs: Int64) async throws -> RetentionResult {
+        try await databases[env].applyRetention(limits, nowMs: nowMs)
+    }
+
+    public func returnFreeSpace(env: TelemetryEnvironment) async throws -> Int64 {
+        try await databases[env].returnFreePages()
+    }
+
+    public func oldestReceivedAt(_ retentionClass: RetentionClass, env: TelemetryEnvironment) async throws -> Int64? {
+        try await databases[env].oldestReceivedAt(retentionClass)
+    }
+
+    public func deleteOldest(_ retentionClass: RetentionClass, env: TelemetryEnvironment, atLeast bytes: Int64) async throws -> RetentionResult {
+        try await databases[env].deleteOldest(retentionClass, atLeast: bytes)
     }
 }

@@ -1,4 +1,4 @@
-/// Tuning of the embedded store. Defaults are sized for SPEC §10: batches large enough for
+/// Tuning of the embedded store. Defaults are sized for tens of thousands of records a second: batches large enough for
 /// zlib to reach high ratios on repetitive telemetry, small enough to inflate quickly when
 /// a query needs a single record.
 public struct StoreConfiguration: Sendable, Hashable {

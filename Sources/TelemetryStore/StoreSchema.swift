@@ -1,7 +1,7 @@
 import GRDB
 
 /// The tables of one environment's database file. Prod and PPE each get their own file,
-/// so test data never shares a file or table with customer data (SPEC §4).
+/// so test data never shares a file or table with customer data.
 enum StoreSchema {
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()

@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import Synchronization
 
-/// What a bearer token may do (SPEC §8). `admin` implies every other scope.
+/// What a bearer token may do. `admin` implies every other scope.
 public enum Scope: String, Sendable, Hashable, CaseIterable, Codable {
     case ingest, read, bundle, pii, admin
 }

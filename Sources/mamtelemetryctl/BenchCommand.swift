@@ -9,7 +9,7 @@ import Synchronization
     import Glibc
 #endif
 
-/// `mamtelemetryctl bench`: a load generator for SPEC §10. It pre-generates realistic
+/// `mamtelemetryctl bench`: a load generator for the throughput targets (sustained ingest, query latency). It pre-generates realistic
 /// NDJSON bodies (and compresses each once) before the clock starts, so what is measured
 /// is the daemon, not the generator. Closed loop (no `--rate`) finds the maximum
 /// throughput; open loop (`--rate`) offers a fixed rate and measures each ack from the

@@ -5,7 +5,7 @@ import TelemetryModel
 import Archive
 
 /// `mamtelemetryctl bundle --incident MAM-… [-o FILE]` and `mamtelemetryctl bundle verify FILE`:
-/// the support engineer's one command (SPEC §6). The archive is streamed to disk as it
+/// the support engineer's one command. The archive is streamed to disk as it
 /// arrives and then re-read against its manifest, so what the engineer attaches to a case
 /// is known to be exactly what the daemon produced.
 struct BundleCommand: AsyncParsableCommand {

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import TelemetryModel
 
-/// `mamtelemetryctl tokens create|list|revoke`: the daemon's bearer tokens (SPEC §8). The
+/// `mamtelemetryctl tokens create|list|revoke`: the daemon's bearer tokens. The
 /// daemon keeps only a hash of each secret, so `create` is the one chance to see it.
 struct TokensCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import Bundles
 import Crypto
 import Foundation
+import Metrics
 import TelemetryModel
 import TelemetryStore
 import Privacy
@@ -28,7 +29,7 @@ final class BundleFixture {
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("bundles-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        store = try SQLiteRecordStore(directory: directory)
+        store = try SQLiteRecordStore(directory: directory, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance)
         let committer = store.committer
         committerTask = Task { try await committer.run() }
     }

@@ -4,6 +4,7 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 import TelemetryModel
+import MetricsTestKit
 import Testing
 
 @Suite("JournalMirror")
@@ -47,7 +48,7 @@ struct JournalMirrorTests {
         let sink = RecordingSink()
         let metrics = TestMetrics()
         let mirror = JournalMirror(
-            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: metrics, initiallyReachable: true)
+            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: metrics, clock: SystemWallClock(), initiallyReachable: true)
         try await Self.withRunningMirror(mirror) { _ in
             mirror.submit(Self.entries(0..<300))
             mirror.submit(Self.entry(300))
@@ -57,9 +58,9 @@ struct JournalMirrorTests {
         let status = mirror.status
         #expect(status.sent == 301 && status.failed == 0 && status.dropped == 0 && status.queueDepth == 0)
         #expect(status.reachable && status.enabled && status.lastError == nil)
-        #expect(metrics.value("mamtelemetry_journal_mirror_sent_total") == 301)
-        #expect(metrics.value("mamtelemetry_journal_mirror_queue_depth") == 0)
-        #expect(metrics.timerCount("mamtelemetry_journal_mirror_send_seconds") == 301)
+        #expect(metrics.counterTotal(label: MetricName.journalMirrorSent.rawValue) == 301)
+        #expect(try metrics.expectGauge(MetricName.journalMirrorQueueDepth.rawValue).lastValue == 0)
+        #expect(try metrics.expectTimer(MetricName.journalMirrorSendDuration.rawValue).values.count == 301)
     }
 
     @Test("submit never waits on a stalled journal; the bound holds and the excess is dropped")
@@ -68,7 +69,7 @@ struct JournalMirrorTests {
         let metrics = TestMetrics()
         let mirror = JournalMirror(
             configuration: JournalMirrorConfiguration(queueCapacity: 10), sink: sink,
-            logger: Self.logger(RecordingSink()), metricsFactory: metrics, initiallyReachable: true)
+            logger: Self.logger(RecordingSink()), metricsFactory: metrics, clock: SystemWallClock(), initiallyReachable: true)
         // If submit ever blocked, this test would hang rather than fail: release the sink
         // after a generous time so it fails instead, and check it was not needed.
         let releasedByTimeout = Atomic<Bool>(false)
@@ -90,8 +91,8 @@ struct JournalMirrorTests {
             let status = mirror.status
             #expect(status.queueDepth == 10)  // the in-flight entry counts against the bound
             #expect(status.dropped == 990)
-            #expect(metrics.value("mamtelemetry_journal_mirror_dropped_total") == 990)
-            #expect(metrics.value("mamtelemetry_journal_mirror_queue_depth") == 10)
+            #expect(metrics.counterTotal(label: MetricName.journalMirrorDropped.rawValue) == 990)
+            #expect((try? metrics.expectGauge(MetricName.journalMirrorQueueDepth.rawValue))?.lastValue == 10)
 
             sink.release()
             #expect(await eventually { mirror.status.sent == 10 })
@@ -105,7 +106,7 @@ struct JournalMirrorTests {
         let sink = SlowSink(delay: .milliseconds(20))
         let metrics = TestMetrics()
         let mirror = JournalMirror(
-            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: metrics, initiallyReachable: true)
+            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: metrics, clock: SystemWallClock(), initiallyReachable: true)
         try await Self.withRunningMirror(mirror) { _ in
             for index in 0..<20 { mirror.submit(Self.entry(index)) }
             // All 20 were queued although sending them takes ~400 ms.
@@ -113,14 +114,14 @@ struct JournalMirrorTests {
             #expect(await eventually { mirror.status.sent == 20 })
         }
         #expect(sink.recorder.entries.count == 20)
-        #expect(metrics.timerCount("mamtelemetry_journal_mirror_send_seconds") == 20)
+        #expect(try metrics.expectTimer(MetricName.journalMirrorSendDuration.rawValue).values.count == 20)
     }
 
     @Test("graceful shutdown flushes what is queued before run() returns")
     func flushesOnShutdown() async throws {
         let sink = SlowSink(delay: .milliseconds(2))
         let mirror = JournalMirror(
-            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), initiallyReachable: true)
+            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(), initiallyReachable: true)
         try await Self.withRunningMirror(mirror) { _ in
             mirror.submit(Self.entries(0..<200))
         }
@@ -138,7 +139,7 @@ struct JournalMirrorTests {
         let log = RecordingSink()
         let mirror = JournalMirror(
             configuration: JournalMirrorConfiguration(shutdownFlushTimeout: .milliseconds(100)), sink: sink,
-            logger: Self.logger(log), metricsFactory: TestMetrics(), initiallyReachable: true)
+            logger: Self.logger(log), metricsFactory: TestMetrics(), clock: SystemWallClock(), initiallyReachable: true)
         try await Self.withRunningMirror(mirror) { _ in
             mirror.submit(Self.entries(0..<50))
             #expect(await eventually { sink.attempts == 1 })
@@ -157,7 +158,7 @@ struct JournalMirrorTests {
         let metrics = TestMetrics()
         let mirror = JournalMirror(
             configuration: JournalMirrorConfiguration(unavailableRetryInterval: .seconds(3600)), sink: sink,
-            logger: Self.logger(log), metricsFactory: metrics, initiallyReachable: true)
+            logger: Self.logger(log), metricsFactory: metrics, clock: SystemWallClock(), initiallyReachable: true)
         try await Self.withRunningMirror(mirror) { _ in
             mirror.submit(Self.entries(0..<5))
             #expect(await eventually { mirror.status.failed == 5 })
@@ -168,7 +169,7 @@ struct JournalMirrorTests {
         let status = mirror.status
         #expect(!status.reachable && status.sent == 0 && status.dropped == 0)
         #expect(status.lastError?.contains("ENOENT") == true)
-        #expect(metrics.value("mamtelemetry_journal_mirror_failed_total") == 10)
+        #expect(metrics.counterTotal(label: MetricName.journalMirrorFailed.rawValue) == 10)
         let notices = log.entries.filter { $0.value(of: "MESSAGE_ID") == DaemonMessageID.journalUnavailable.id }
         #expect(notices.count == 1)
         #expect(notices.first?.value(of: "PRIORITY") == "4")
@@ -186,7 +187,7 @@ struct JournalMirrorTests {
         let log = RecordingSink()
         let mirror = JournalMirror(
             configuration: JournalMirrorConfiguration(unavailableRetryInterval: .zero), sink: sink,
-            logger: Self.logger(log), metricsFactory: TestMetrics(), initiallyReachable: true)
+            logger: Self.logger(log), metricsFactory: TestMetrics(), clock: SystemWallClock(), initiallyReachable: true)
         try await Self.withRunningMirror(mirror) { _ in
             mirror.submit(Self.entries(0..<3))
             #expect(await eventually { mirror.status.sent == 2 })
@@ -201,7 +202,7 @@ struct JournalMirrorTests {
         let sink = RecordingSink()
         let mirror = JournalMirror(
             configuration: JournalMirrorConfiguration(minimumLevel: .warning), sink: sink,
-            logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), initiallyReachable: false)
+            logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(), initiallyReachable: false)
         #expect(!mirror.shouldMirror(level: .verbose) && !mirror.shouldMirror(level: .info))
         #expect(mirror.shouldMirror(level: .warning) && mirror.shouldMirror(level: .error))
         #expect(!mirror.status.reachable)
@@ -222,7 +223,7 @@ struct JournalMirrorTests {
     func cancellation() async throws {
         let sink = StalledSink()
         let mirror = JournalMirror(
-            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), initiallyReachable: true)
+            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(), initiallyReachable: true)
         let task = Task { try await mirror.run() }
         mirror.submit(Self.entries(0..<20))
         #expect(await eventually { sink.attempts == 1 })
@@ -237,7 +238,7 @@ struct JournalMirrorTests {
         let sink = RecordingSink()
         let mirror = JournalMirror(
             configuration: JournalMirrorConfiguration(minimumLevel: .info), sink: sink,
-            logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), initiallyReachable: true)
+            logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(), initiallyReachable: true)
         func record(_ level: LogLevel, identity: String) -> DecodedRecord {
             DecodedRecord(
                 json: [], keys: RecordKeys(time: 0, appId: "a", identity: identity, level: level), flags: AppFlags(),
@@ -269,7 +270,7 @@ struct JournalMirrorTests {
         var configuration = JournalMirrorConfiguration()
         if let mode { configuration.verboseMessages = mode }
         let mirror = JournalMirror(
-            configuration: configuration, sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(),
+            configuration: configuration, sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(),
             initiallyReachable: true)
         let records = [LogLevel.verbose, .info, .error].map { level in
             DecodedRecord(

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Systemd
 import Logging
+import Metrics
 import ServiceLifecycle
 import TelemetryModel
 import Testing
@@ -82,7 +83,7 @@ struct RealJournaldTests {
         record.append("MAM_BINARY", bytes: [97, 0, 98])
         #expect(NativeJournalSink().send(record) == 0)
 
-        let mirror = JournalMirror(logger: logger)
+        let mirror = JournalMirror(logger: logger, metricsFactory: NOOPMetricsHandler.instance, clock: SystemWallClock())
         let group = ServiceGroup(services: [mirror], logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }

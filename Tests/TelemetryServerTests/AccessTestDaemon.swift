@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import TelemetryModel
 import TelemetryStore
 
 @testable import TelemetryServer
@@ -26,7 +27,6 @@ struct AccessTestDaemon: Sendable {
     var credentials: [Credential] = []
 
     static func run(_ body: @Sendable (AccessTestDaemon, any TestClientProtocol) async throws -> Void) async throws {
-        MetricsBootstrap.bootstrap()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("access-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -36,7 +36,8 @@ struct AccessTestDaemon: Sendable {
         let box = RecordingLogHandler.Box()
         var logger = RecordingLogHandler.logger(box, label: "access-tests")
         logger.logLevel = .debug
-        let components = try DaemonComponents(configuration: configuration, logger: logger)
+        let components = try DaemonComponents(
+            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(), logger: logger)
         let table = RouteTable()
         let router = buildRouter(components: components, hooks: .init(), logger: logger, routeTable: table)
         var daemon = AccessTestDaemon(

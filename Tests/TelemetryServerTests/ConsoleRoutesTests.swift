@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import TelemetryStore
+import TelemetryModel
 import Testing
 
 @testable import TelemetryServer
@@ -22,7 +23,6 @@ import Testing
     }
 
     static func withApp(_ test: @escaping @Sendable (any TestClientProtocol, DaemonComponents) async throws -> Void) async throws {
-        MetricsBootstrap.bootstrap()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("console-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -30,7 +30,8 @@ import Testing
         configuration.dataDirectory = dir
         configuration.journalMirror = false
         let logger = Logger(label: "console-tests")
-        let components = try DaemonComponents(configuration: configuration, logger: logger)
+        let components = try DaemonComponents(
+            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(), logger: logger)
         let app = buildApplication(components: components, logger: logger)
         try await app.test(.router) { client in try await test(client, components) }
     }

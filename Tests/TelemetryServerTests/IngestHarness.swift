@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import TelemetryStore
+import TelemetryModel
 import Testing
 
 @testable import TelemetryServer
@@ -32,7 +33,6 @@ struct IngestHarness: Sendable {
         faults: any CommitFaultInjector = NoCommitFaults(),
         _ test: @escaping @Sendable (IngestHarness) async throws -> Void
     ) async throws {
-        MetricsBootstrap.bootstrap()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -40,7 +40,8 @@ struct IngestHarness: Sendable {
         configuration.dataDirectory = dir
         configuration.journalMirror = false
         let logger = Logger(label: "ingest-tests")
-        let components = try DaemonComponents(configuration: configuration, commitFaults: faults, logger: logger)
+        let components = try DaemonComponents(
+            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(), commitFaults: faults, logger: logger)
         let (_, admin) = try await components.tokens.create(name: "test admin", scopes: [.admin], apps: [], now: 0)
         let app = buildApplication(components: components, logger: logger)
         // `.router` runs the application's services, so the group committer completes appends.

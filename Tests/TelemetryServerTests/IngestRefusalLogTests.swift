@@ -1,6 +1,7 @@
 import InMemoryLogging
 import Logging
 import Synchronization
+import TelemetryModel
 import Testing
 
 @testable import TelemetryServer
@@ -8,16 +9,17 @@ import Testing
 /// A refusal storm must not flood the journal: one line per reason per window, with the
 /// number of refusals it stood for.
 @Suite struct IngestRefusalLogTests {
-    final class TestClock: Sendable {
+    final class TestClock: WallClock {
         let instant = Mutex(ContinuousClock.now)
         func advance(_ d: Duration) { instant.withLock { $0 += d } }
-        var now: ContinuousClock.Instant { instant.withLock { $0 } }
+        func monotonicNow() -> ContinuousClock.Instant { instant.withLock { $0 } }
+        func nowMilliseconds() -> Int64 { 0 }
     }
 
     @Test func oneLinePerReasonPerMinuteWithTheCount() {
         let memory = InMemoryLogHandler()
         let clock = TestClock()
-        let log = IngestRefusalLog(logger: Logger(label: "t") { _ in memory }, now: { clock.now })
+        let log = IngestRefusalLog(logger: Logger(label: "t") { _ in memory }, clock: clock)
         for _ in 0..<500 { log.refused(reason: "storage_full", status: 507, message: "disk") }
         log.refused(reason: "rate_limited", status: 429, message: "token")
         #expect(memory.entries.count == 2)

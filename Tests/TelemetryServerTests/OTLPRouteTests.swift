@@ -34,7 +34,6 @@ import Testing
         _ adjust: @Sendable (inout ServerConfiguration) -> Void = { _ in },
         _ test: @escaping @Sendable (Daemon, any TestClientProtocol) async throws -> Void
     ) async throws {
-        MetricsBootstrap.bootstrap()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("otlp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -43,7 +42,8 @@ import Testing
         configuration.journalMirror = false
         adjust(&configuration)
         let logger = Logger(label: "otlp-route-tests")
-        let components = try DaemonComponents(configuration: configuration, logger: logger)
+        let components = try DaemonComponents(
+            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(), logger: logger)
         let (_, admin) = try await components.tokens.create(name: "admin", scopes: [.admin], apps: [], now: 0)
         let (_, mail) = try await components.tokens.create(name: "mail-relay", scopes: [.ingest], apps: ["com.contoso.mail"], now: 0)
         let app = buildApplication(components: components, logger: logger)

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import TelemetryModel
+import TelemetryStore
 import Testing
 
 @testable import TelemetryServer
@@ -55,7 +56,6 @@ import Testing
     }
 
     static func withApp(_ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
-        MetricsBootstrap.bootstrap()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("stats-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -65,7 +65,8 @@ import Testing
         // These tests are about the numbers; tokens and scopes have their own matrix test.
         configuration.auth.enabled = false
         let logger = Logger(label: "stats-tests")
-        let components = try DaemonComponents(configuration: configuration, logger: logger)
+        let components = try DaemonComponents(
+            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(), logger: logger)
         let app = buildApplication(components: components, logger: logger)
         // `.router` runs the application's services, so the group committer completes appends.
         try await app.test(.router) { client in try await test(client) }

@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 import Synchronization
 import Testing
 import TelemetryModel
@@ -60,7 +61,7 @@ import TelemetryModel
         let committer: Task<Void, Error>
 
         init(_ directory: URL, faults: any CommitFaultInjector = NoCommitFaults()) throws {
-            store = try SQLiteRecordStore(directory: directory, faults: faults)
+            store = try SQLiteRecordStore(directory: directory, faults: faults, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance)
             let c = store.committer
             committer = Task { try await c.run() }
         }

@@ -1,5 +1,6 @@
 import Compression
 import Foundation
+import Metrics
 import GRDB
 import Testing
 import TelemetryModel
@@ -51,10 +52,10 @@ import TelemetryModel
         defer { try? FileManager.default.removeItem(at: directory) }
         try Self.writeVersion1Store(at: directory)
 
-        let store = try SQLiteRecordStore(directory: directory)
+        let store = try SQLiteRecordStore(directory: directory, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance)
         let committer = Task { try await store.committer.run() }
         defer { committer.cancel() }
-        let applied = try await store.databases[.prod]!.pool.read { try StoreSchema.migrator.appliedIdentifiers($0) }
+        let applied = try await store.databases.prod.pool.read { try StoreSchema.migrator.appliedIdentifiers($0) }
         #expect(applied.contains("v2-dedupe-per-kind"))
 
         // Old records are still there.

@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 import GRDB
 import Logging
 import Synchronization
@@ -72,16 +73,16 @@ import TelemetryModel
         }
         _ = try await f.store.append(
             [Self.event(time: 9_999, eventId: "young", bytes: 100)], kind: .event, env: .prod, receivedAt: now, incident: nil)
-        let before = f.store.sizes()[.prod] ?? 0
+        let before = f.store.sizes().prod
         #expect(before > 3 << 20)
 
-        let service = RetentionService(store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), now: { now })
+        let service = RetentionService(store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), clock: FixedClock(now), metrics: NOOPMetricsHandler.instance)
         let result = try await service.sweep()
         #expect(result[.prod]?.records == 256)
 
         // Database, WAL and shared memory together: the 4 MiB of expired batches are gone
         // from the filesystem, not just from the table.
-        let after = f.store.sizes()[.prod] ?? 0
+        let after = f.store.sizes().prod
         #expect(after < 512 << 10, "prod files still take \(after) bytes after deleting \(before)")
         let left = try await f.store.query(RecordQuery(kind: .event, limit: 10))
         #expect(left.records.map(\.keys.time) == [9_999])
@@ -100,7 +101,7 @@ import TelemetryModel
         func sweep(maxBytes: Int64) async throws {
             let limits = RetentionPolicy.Limits(eventsMaxAge: nil, logsMaxAge: nil, verboseLogsMaxAge: nil, maxBytes: maxBytes)
             let service = RetentionService(
-                store: f.store, policy: RetentionPolicy(prod: limits, ppe: limits), logger: Logger(label: "t"), now: { now })
+                store: f.store, policy: RetentionPolicy(prod: limits, ppe: limits), logger: Logger(label: "t"), clock: FixedClock(now), metrics: NOOPMetricsHandler.instance)
             try await service.sweep()
         }
         func left() async throws -> (events: [Int64], logs: [Int64]) {
@@ -131,9 +132,9 @@ import TelemetryModel
         try await Self.appendBatch(f, nil, firstTime: 0, receivedAt: now - 3)
         try await Self.appendBatch(f, .info, firstTime: 10, receivedAt: now - 2)
         try await Self.appendBatch(f, .verbose, firstTime: 20, env: .ppe, receivedAt: now - 1)
-        let service = RetentionService(store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), now: { now })
+        let service = RetentionService(store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), clock: FixedClock(now), metrics: NOOPMetricsHandler.instance)
         let store = f.store
-        @Sendable func onDisk() -> Int64 { store.sizes().values.reduce(0, +) }
+        @Sendable func onDisk() -> Int64 { store.sizes().dictionary.values.reduce(0, +) }
         try await service.makeRoom { RetentionService.SpaceNeed(missingBytes: 0, freeBytes: 1 << 30) }
         let target = onDisk() - 150_000
 
@@ -159,7 +160,7 @@ import TelemetryModel
         let notices = Mutex<[String]>([])
         let record: StoreMaintenanceNotice = { what, _ in notices.withLock { $0.append(what) } }
         do {
-            let store = try SQLiteRecordStore(directory: directory, maintenance: record)
+            let store = try SQLiteRecordStore(directory: directory, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance, maintenance: record)
             let committer = store.committer
             let task = Task { try await committer.run() }
             _ = try await store.append(
@@ -181,7 +182,7 @@ import TelemetryModel
         let converted = try Self.autoVacuumMode(file)
         #expect(converted == 0)
 
-        let reopened = try SQLiteRecordStore(directory: directory, maintenance: record)
+        let reopened = try SQLiteRecordStore(directory: directory, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance, maintenance: record)
         let mode = try Self.autoVacuumMode(file)
         #expect(mode == 2, "opening must convert an existing database once")
         #expect(notices.withLock { $0 }.count == 1, "the rewrite was not announced (systemd would not extend the start timeout)")

@@ -1,7 +1,17 @@
 import Foundation
+import Metrics
 import Logging
 import TelemetryModel
 @testable import TelemetryStore
+
+/// Wall time pinned at one instant, for retention cut-offs; durations run on the real
+/// monotonic clock.
+struct FixedClock: WallClock {
+    let milliseconds: Int64
+    init(_ milliseconds: Int64) { self.milliseconds = milliseconds }
+    func nowMilliseconds() -> Int64 { milliseconds }
+    func monotonicNow() -> ContinuousClock.Instant { .now }
+}
 
 /// A real SQLite store in a temporary directory with its committer running.
 final class StoreFixture: @unchecked Sendable {
@@ -11,7 +21,7 @@ final class StoreFixture: @unchecked Sendable {
 
     init(configuration: StoreConfiguration = .init()) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
-        store = try SQLiteRecordStore(directory: directory, configuration: configuration)
+        store = try SQLiteRecordStore(directory: directory, configuration: configuration, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance)
         let committer = store.committer
         committerTask = Task { try await committer.run() }
     }

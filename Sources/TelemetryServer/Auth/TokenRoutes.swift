@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import TelemetryModel
 import TelemetryStore
 
 /// `POST /v1/tokens`, `GET /v1/tokens`, `DELETE /v1/tokens/{id}` (admin scope), behind

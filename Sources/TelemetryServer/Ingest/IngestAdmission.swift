@@ -2,9 +2,10 @@ import HTTPTypes
 import Hummingbird
 import Metrics
 import Synchronization
+import TelemetryModel
 import TelemetryStore
 
-/// Backpressure at the door (SPEC §3, §8): a bound on the bytes ingest requests hold in
+/// Backpressure at the door: a bound on the bytes ingest requests hold in
 /// memory at once, and on the records waiting for the committer. Past either bound the
 /// request is answered 503 with `Retry-After`, so memory stays bounded and nothing is
 /// silently dropped; past the disk high-water mark it is 507. The client keeps the data and
@@ -30,13 +31,16 @@ final class IngestAdmission: Sendable {
 
     private let limits: Limits
     private let inFlight = Mutex(InFlight())
-    private let committer: GroupCommitter
+    private let commitQueue: any CommitQueue
     private let disk: DiskGuard?
-    private let depthGauge = Gauge(label: "mamtelemetry_ingest_inflight_bytes")
+    private let depthGauge: Gauge
+    private let factory: any MetricsFactory
 
-    init(limits: Limits, committer: GroupCommitter, disk: DiskGuard?) {
+    init(limits: Limits, commitQueue: any CommitQueue, disk: DiskGuard?, metrics: any MetricsFactory) {
+        factory = metrics
+        depthGauge = Gauge(label: MetricName.ingestInFlightBytes.rawValue, factory: metrics)
         self.limits = limits
-        self.committer = committer
+        self.commitQueue = commitQueue
         self.disk = disk
     }
 
@@ -45,11 +49,11 @@ final class IngestAdmission: Sendable {
     /// everything is given back when `body` ends. Refuses before `body` runs otherwise.
     func admit<T>(bytes: Int, _ body: (InFlightReservation) async throws -> T) async throws -> T {
         if let message = disk?.refusal() {
-            Self.refused("disk_high_water")
+            refused("disk_high_water")
             throw APIError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), code: "storage_full", message: message, headers: [.retryAfter: "60"])
         }
-        if committer.queuedRecords > limits.maxQueuedRecords {
-            Self.refused("queue_full")
+        if commitQueue.queuedRecords > limits.maxQueuedRecords {
+            refused("queue_full")
             throw APIError.unavailable(
                 "the commit queue holds more than maxQueuedRecords=\(limits.maxQueuedRecords) records; retry later", retryAfter: 1)
         }
@@ -62,7 +66,7 @@ final class IngestAdmission: Sendable {
             return (f.nextTicket, f.bytes)
         }
         guard let admitted else {
-            Self.refused("inflight_bytes")
+            refused("inflight_bytes")
             throw APIError.unavailable(
                 "ingest is at its in-flight limit maxInFlightBytes=\(limits.maxInFlightBytes); retry later", retryAfter: 1)
         }
@@ -96,14 +100,14 @@ final class IngestAdmission: Sendable {
 
     /// The refusal when a body's decompressed bytes would pass the budget mid-inflate.
     fileprivate var inflateRefusal: APIError {
-        Self.refused("inflight_bytes")
+        refused("inflight_bytes")
         return APIError.unavailable(
             "the decompressed body would take ingest past its in-flight limit maxInFlightBytes=\(limits.maxInFlightBytes); nothing was stored, retry later",
             retryAfter: 1)
     }
 
-    private static func refused(_ reason: String) {
-        Counter(label: "mamtelemetry_ingest_refused_total", dimensions: [("reason", reason)]).increment()
+    private func refused(_ reason: String) {
+        Counter(label: MetricName.ingestRefused.rawValue, dimensions: [("reason", reason)], factory: factory).increment()
     }
 }
 

@@ -3,16 +3,28 @@ import TelemetryModel
 
 /// Collector-side ingest counters, labelled by kind, environment and route. Labels stay
 /// low-cardinality: no app, device or identity values (drops and rejections are counted by
-/// `DropCounter`).
+/// `DropCounter`). `domain` holds the fleet metrics recorded for stored events.
 struct IngestMetrics: Sendable {
+    let factory: any MetricsFactory
+    let domain: DomainMetrics
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        domain = DomainMetrics(factory: factory)
+    }
+
     func accepted(_ n: Int, kind: RecordKind, env: TelemetryEnvironment) {
         guard n > 0 else { return }
-        Counter(label: "mamtelemetry_records_accepted_total", dimensions: [("kind", kind.rawValue), ("env", env.rawValue)])
+        Counter(label: MetricName.recordsAccepted.rawValue, dimensions: [("kind", kind.rawValue), ("env", env.rawValue)], factory: factory)
             .increment(by: n)
     }
 
     func bodyBytes(wire: Int, decoded: Int, route: String) {
-        Counter(label: "mamtelemetry_request_bytes_total", dimensions: [("route", route)]).increment(by: wire)
-        Counter(label: "mamtelemetry_decompressed_bytes_total", dimensions: [("route", route)]).increment(by: decoded)
+        Counter(label: MetricName.requestBytes.rawValue, dimensions: [("route", route)], factory: factory).increment(by: wire)
+        Counter(label: MetricName.decompressedBytes.rawValue, dimensions: [("route", route)], factory: factory).increment(by: decoded)
+    }
+
+    func incidentCreated(env: TelemetryEnvironment) {
+        Counter(label: MetricName.incidentsCreated.rawValue, dimensions: [("env", env.rawValue)], factory: factory).increment()
     }
 }

@@ -21,7 +21,7 @@ struct IngestPipeline: Sendable {
     /// The reloadable settings (the kill-switch duration is read per answer).
     let settings: LiveSettings
     let drops: DropCounter
-    let metrics = IngestMetrics()
+    let metrics: IngestMetrics
     let logger: Logger
 
     /// Reads the body within `maxBodyBytes` and undoes its Content-Encoding within the
@@ -107,8 +107,8 @@ struct IngestPipeline: Sendable {
             result.dropped[.duplicate, default: 0] += outcome.duplicates
             metrics.accepted(outcome.stored, kind: kind, env: env)
             drops.dropped(.duplicate, kind: kind, byApp: outcome.duplicateIndices.reduce(into: [:]) { $0[list[$1].keys.appId, default: 0] += 1 }, receivedAt: receivedAt)
-            // Domain metrics (fleet dashboards) for the events stored now: Metrics/DomainMetrics.swift.
-            if kind == .event { DomainMetrics.shared.recordStored(list, duplicateIndices: outcome.duplicateIndices, env: env) }
+            // Fleet dashboards count the events stored now, not the retried duplicates.
+            if kind == .event { metrics.domain.recordStored(list, duplicateIndices: outcome.duplicateIndices, env: env) }
             if kind == .log, outcome.stored > 0 {
                 // Mirror only what was stored now: a retried duplicate was mirrored the first time.
                 let skip = Set(outcome.duplicateIndices)

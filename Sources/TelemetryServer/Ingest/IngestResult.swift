@@ -1,7 +1,7 @@
 import Hummingbird
 import TelemetryModel
 
-/// The answer to an ingest request (SPEC §3): counts the client can reconcile with what it
+/// The answer to an ingest request: counts the client can reconcile with what it
 /// sent, the lines it must fix, and the server time for clock-skew correction.
 struct IngestResult: Sendable {
     var accepted = 0

@@ -2,9 +2,10 @@ import Foundation
 import HTTPTypes
 import Metrics
 import Synchronization
+import TelemetryModel
 import TelemetryStore
 
-/// Per-token ingest rate limits (SPEC §8): a token bucket of records per token, so one
+/// Per-token ingest rate limits: a token bucket of records per token, so one
 /// misbehaving relay cannot take the whole ingest capacity. Past its budget a token gets
 /// 429 with `Retry-After` (1DS: retry later); others are unaffected. 0 turns it off.
 final class TokenRateLimiter: Sendable {
@@ -17,9 +18,13 @@ final class TokenRateLimiter: Sendable {
     private let rate: @Sendable () -> Int
     private let burstSeconds: Double
     private let buckets = Mutex<[String: Bucket]>([:])
+    private let clock: any WallClock
+    private let factory: any MetricsFactory
 
-    init(recordsPerSecond: @escaping @Sendable () -> Int, burstSeconds: Double = 2) {
+    init(recordsPerSecond: @escaping @Sendable () -> Int, burstSeconds: Double = 2, clock: any WallClock, metrics: any MetricsFactory) {
+        factory = metrics
         rate = recordsPerSecond
+        self.clock = clock
         self.burstSeconds = burstSeconds
     }
 
@@ -30,11 +35,10 @@ final class TokenRateLimiter: Sendable {
         let recordsPerSecond = Double(rate())
         guard recordsPerSecond > 0, let token, !token.scopes.contains(.admin) else { return }
         let burst = max(recordsPerSecond * burstSeconds, 1)
-        let now = ContinuousClock.now
+        let now = clock.monotonicNow()
         let wait: Double? = buckets.withLock { all in
             var b = all[token.id] ?? Bucket(tokens: burst, updated: now)
-            let elapsed = now - b.updated
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = now.seconds(since: b.updated)
             b.tokens = min(burst, b.tokens + seconds * recordsPerSecond)
             b.updated = now
             // A request larger than the whole burst may pass when the bucket is full, so a
@@ -49,7 +53,7 @@ final class TokenRateLimiter: Sendable {
             return (cost - b.tokens) / recordsPerSecond
         }
         if let wait {
-            Counter(label: "mamtelemetry_ingest_refused_total", dimensions: [("reason", "token_rate_limit")]).increment()
+            Counter(label: MetricName.ingestRefused.rawValue, dimensions: [("reason", "token_rate_limit")], factory: factory).increment()
             throw APIError(
                 .tooManyRequests, code: "rate_limited",
                 message: "token '\(token.name)' is over its ingest rate limit perTokenRecordsPerSecond=\(Int(recordsPerSecond)); retry later",

@@ -1,12 +1,12 @@
 import Metrics
 import TelemetryModel
 
-/// Fleet metrics recorded for every event the store kept (SPEC §9): launches by management
+/// Fleet metrics recorded for every event the store kept: launches by management
 /// type, enrollment calls by operation and status code (with the code's SDK name), enrollment
 /// latency, Intune actions. Never labelled with device ids, identities or app ids; client
 /// strings go through a `LabelCap` so series stay bounded.
 struct DomainMetrics: Sendable {
-    static let shared = DomainMetrics()
+    let factory: any MetricsFactory
 
     let managementTypes = LabelCap(preset: ["MDM", "MAM-WE", "Unmanaged"])
     let operations = LabelCap(preset: ["enroll", "policyCheckIn", "unenroll"])
@@ -36,9 +36,9 @@ struct DomainMetrics: Sendable {
         for (i, stored) in list.enumerated() where !skip.contains(i) {
             collect(stored.keys, env: env, counts: &counts, durations: &durations)
         }
-        for (series, n) in counts { Counter(label: series.label, dimensions: series.pairs).increment(by: n) }
+        for (series, n) in counts { Counter(label: series.label, dimensions: series.pairs, factory: factory).increment(by: n) }
         for (series, values) in durations {
-            let recorder = Recorder(label: series.label, dimensions: series.pairs)
+            let recorder = Recorder(label: series.label, dimensions: series.pairs, factory: factory)
             for v in values { recorder.record(v) }
         }
     }
@@ -46,18 +46,18 @@ struct DomainMetrics: Sendable {
     func collect(_ k: RecordKeys, env: TelemetryEnvironment, counts: inout [Series: Int], durations: inout [Series: [Double]]) {
         switch k.name {
         case EventName.appLaunch:
-            counts[Series(MetricName.appLaunches, [("management_type", managementTypes.label(k.detail)), ("env", env.rawValue)]), default: 0] += 1
+            counts[Series(MetricName.appLaunches.rawValue, [("management_type", managementTypes.label(k.detail)), ("env", env.rawValue)]), default: 0] += 1
         case EventName.enrollmentCall:
             let operation = operations.label(k.detail)
             let (code, name) = Self.statusLabels(k.statusCode)
             let series = Series(
-                MetricName.enrollmentCalls, [("operation", operation), ("status_code", code), ("status_name", name), ("env", env.rawValue)])
+                MetricName.enrollmentCalls.rawValue, [("operation", operation), ("status_code", code), ("status_name", name), ("env", env.rawValue)])
             counts[series, default: 0] += 1
             if let ms = k.durationMs, ms.isFinite, ms >= 0 {
-                durations[Series(MetricName.enrollmentDuration, [("operation", operation), ("env", env.rawValue)]), default: []].append(ms / 1000)
+                durations[Series(MetricName.enrollmentDuration.rawValue, [("operation", operation), ("env", env.rawValue)]), default: []].append(ms / 1000)
             }
         case EventName.intuneAction:
-            counts[Series(MetricName.intuneActions, [("action", actions.label(k.detail)), ("env", env.rawValue)]), default: 0] += 1
+            counts[Series(MetricName.intuneActions.rawValue, [("action", actions.label(k.detail)), ("env", env.rawValue)]), default: 0] += 1
         default:
             break
         }

@@ -12,10 +12,12 @@ struct DropCounter: Sendable {
     static let appLabelLimit = 20
 
     let ledger: DropLedger
+    let factory: any MetricsFactory
     private let appLabels = LabelCap(limit: DropCounter.appLabelLimit)
 
-    init(ledger: DropLedger) {
+    init(ledger: DropLedger, factory: any MetricsFactory) {
         self.ledger = ledger
+        self.factory = factory
     }
 
     /// Records dropped by policy, counted per app.
@@ -25,7 +27,8 @@ struct DropCounter: Sendable {
         for (app, n) in byApp { series[appLabels.label(app), default: 0] += n }
         for (app, n) in series where n > 0 {
             Counter(
-                label: MetricName.droppedRecords, dimensions: [("kind", kind.rawValue), ("reason", reason.rawValue), ("app", app)]
+                label: MetricName.recordsDropped.rawValue, dimensions: [("kind", kind.rawValue), ("reason", reason.rawValue), ("app", app)],
+                factory: factory
             ).increment(by: n)
         }
         ledger.add(.dropped, reason: reason.rawValue, kind: kind, byApp: byApp, receivedAt: receivedAt)
@@ -35,7 +38,7 @@ struct DropCounter: Sendable {
     /// so these are counted without one.
     func rejected(_ n: Int, kind: RecordKind, reason: String, receivedAt: Int64) {
         guard n > 0 else { return }
-        Counter(label: MetricName.rejectedRecords, dimensions: [("kind", kind.rawValue), ("reason", reason)]).increment(by: n)
+        Counter(label: MetricName.recordsRejected.rawValue, dimensions: [("kind", kind.rawValue), ("reason", reason)], factory: factory).increment(by: n)
         ledger.add(.rejected, reason: reason, kind: kind, byApp: ["": n], receivedAt: receivedAt)
     }
 }

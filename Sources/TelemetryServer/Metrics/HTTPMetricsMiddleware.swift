@@ -1,5 +1,6 @@
 import Hummingbird
 import Metrics
+import TelemetryModel
 
 /// Counts HTTP answers by route template, method and status
 /// (`mamtelemetry_http_requests_total`), so operators can alert on refused ingest
@@ -8,7 +9,7 @@ import Metrics
 /// OpenTelemetry names that are not valid Prometheus metric names. Hummingbird applies a
 /// middleware only to routes added after it, so `buildRouter` adds this one first.
 struct HTTPMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
-    static var name: String { "mamtelemetry_http_requests_total" }
+    let factory: any MetricsFactory
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -23,8 +24,9 @@ struct HTTPMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
 
     private func count(_ request: Request, _ context: Context, status: Int) {
         Counter(
-            label: Self.name,
-            dimensions: [("route", context.endpointPath ?? "unmatched"), ("method", request.method.rawValue), ("status", String(status))]
+            label: MetricName.httpRequests.rawValue,
+            dimensions: [("route", context.endpointPath ?? "unmatched"), ("method", request.method.rawValue), ("status", String(status))],
+            factory: factory
         ).increment()
     }
 }

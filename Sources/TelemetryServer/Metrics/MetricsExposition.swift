@@ -6,16 +6,18 @@ import TelemetryModel
 /// (`promtool check metrics` refuses families without one; swift-metrics has no help text).
 struct MetricsExposition: Sendable {
     let registry: PrometheusCollectorRegistry
-    let storeSizes: @Sendable () -> [TelemetryEnvironment: Int64]
+    let storeSizes: @Sendable () -> PerEnvironment<Int64>
 
     func render() -> [UInt8] {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         var text = Self.addingHelp(to: String(decoding: buffer, as: UTF8.self))
-        text += "# HELP mamtelemetry_store_size_bytes Bytes on disk of the record store, per environment.\n"
-        text += "# TYPE mamtelemetry_store_size_bytes gauge\n"
-        for (env, bytes) in storeSizes().sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            text += "mamtelemetry_store_size_bytes{env=\"\(env.rawValue)\"} \(bytes)\n"
+        let storeSize = MetricName.storeSize
+        text += "# HELP \(storeSize.rawValue) \(storeSize.help)\n"
+        text += "# TYPE \(storeSize.rawValue) gauge\n"
+        let sizes = storeSizes()
+        for env in TelemetryEnvironment.allCases.sorted(by: { $0.rawValue < $1.rawValue }) {
+            text += "\(storeSize.rawValue){env=\"\(env.rawValue)\"} \(sizes[env])\n"
         }
         text += ProcessMetrics.exposition()
         return Array(text.utf8)
@@ -29,7 +31,7 @@ struct MetricsExposition: Sendable {
         for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
             if line.hasPrefix("# TYPE "), !previousWasHelp {
                 let name = line.dropFirst(7).split(separator: " ").first.map(String.init) ?? ""
-                out += "# HELP \(name) \(MetricHelp.text(for: name))\n"
+                out += "# HELP \(name) \(MetricName(rawValue: name)?.help ?? "mamtelemetryd metric \(name).")\n"
             }
             previousWasHelp = line.hasPrefix("# HELP ")
             out += line

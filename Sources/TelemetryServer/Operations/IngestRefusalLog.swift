@@ -1,6 +1,7 @@
 import Systemd
 import Logging
 import Synchronization
+import TelemetryModel
 
 /// Logs ingest refusals (429, 503, 507) under the `ingestRefused` `MESSAGE_ID`, at most once
 /// per reason per `window`: a refusal storm is thousands of requests a second, and one line
@@ -16,13 +17,13 @@ final class IngestRefusalLog: Sendable {
 
     private let logger: Logger
     private let window: Duration
-    private let now: @Sendable () -> ContinuousClock.Instant
+    private let clock: any WallClock
     private let windows = Mutex<[String: Window]>([:])
 
-    init(logger: Logger, window: Duration = .seconds(60), now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
+    init(logger: Logger, window: Duration = .seconds(60), clock: any WallClock) {
         self.logger = logger
         self.window = window
-        self.now = now
+        self.clock = clock
     }
 
     /// Notes one refused request; logs it unless this reason was logged within the window.
@@ -31,7 +32,7 @@ final class IngestRefusalLog: Sendable {
     ///   - status: the HTTP status answered.
     ///   - message: the answer's message, which names the limit.
     func refused(reason: String, status: Int, message: String) {
-        let at = now()
+        let at = clock.monotonicNow()
         let suppressed: Int? = windows.withLock { all in
             if var w = all[reason], at - w.loggedAt < window {
                 w.suppressed += 1

@@ -7,12 +7,14 @@ import TelemetryStore
 import Privacy
 import Archive
 
-/// `GET /v1/bundles` and `GET /v1/incidents/{id}/bundle` (SPEC §6): a diagnostic archive
+/// `GET /v1/bundles` and `GET /v1/incidents/{id}/bundle`: a diagnostic archive
 /// streamed to the client while it is built.
 struct BundleRoutes: Sendable {
-    let store: SQLiteRecordStore
+    let store: any RecordStore
     let pseudonymizer: Pseudonymizer
     let clock: any WallClock
+    /// Where a bundle's members are spooled while the archive streams out.
+    let temporaryDirectory: URL
 
     func register(on api: APIRoutes) {
         let bundles = api.requiring(.bundle)
@@ -63,7 +65,7 @@ struct BundleRoutes: Sendable {
             piiAllowed: RecordVisibility(principal: principal, pseudonymizer: pseudonymizer).piiAllowed)
         let builder = BundleBuilder(
             store: store, pseudonymizer: pseudonymizer,
-            temporaryDirectory: store.directory.appendingPathComponent("tmp"), daemonVersion: DaemonVersion.current)
+            temporaryDirectory: temporaryDirectory, daemonVersion: DaemonVersion.current)
         let prepared: PreparedBundle
         do {
             prepared = try await builder.prepare(bundleRequest, now: now)

@@ -4,7 +4,7 @@ import TelemetryStore
 
 /// A component `/readyz` reports on. `required` checks decide readiness; the others (the
 /// journal mirror) are reported but do not take the daemon out of service, because it
-/// keeps collecting without them (SPEC §5).
+/// keeps collecting without them.
 public struct ReadinessCheck: Sendable {
     public var name: String
     public var required: Bool

@@ -5,7 +5,7 @@ import OTLP
 import TelemetryModel
 import TelemetryStore
 
-/// `POST /v1/telemetry`, `POST /v1/logs`, `POST /v1/diagnostics` (SPEC §3). Each decodes
+/// `POST /v1/telemetry`, `POST /v1/logs`, `POST /v1/diagnostics`. Each decodes
 /// its body line by line, then hands the usable records to the ingest pipeline.
 struct IngestRoutes: Sendable {
     let pipeline: IngestPipeline
@@ -111,7 +111,7 @@ struct IngestRoutes: Sendable {
                 records, rejected: rejected, kind: .log, receivedAt: now, caller: principal, userInitiated: true, incident: incident)
         }
         result.incident = (incidentID, guid)
-        IncidentMetrics.created(env: env)
+        pipeline.metrics.incidentCreated(env: env)
         return .json(result.encode(serverTime: now), status: .created)
     }
 
@@ -137,13 +137,5 @@ struct IngestRoutes: Sendable {
             pipeline.logger.error("ingest commit failed", metadata: ["error": "\(error)"])
             throw APIError.unavailable("the store failed to commit (\(error)); nothing was acknowledged, retry later", retryAfter: 5)
         }
-    }
-}
-
-import Metrics
-
-enum IncidentMetrics {
-    static func created(env: TelemetryEnvironment) {
-        Counter(label: "mamtelemetry_incidents_created_total", dimensions: [("env", env.rawValue)]).increment()
     }
 }

@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import TelemetryModel
 
-/// An API refusal in the SPEC §3 shape: `{"error": {"code": "...", "message": "..."}}`,
+/// An API refusal in the one error shape every route answers with: `{"error": {"code": "...", "message": "..."}}`,
 /// with extra members (e.g. the rejected lines) and headers such as `Retry-After`.
 public struct APIError: HTTPResponseError, Sendable {
     public var status: HTTPResponse.Status

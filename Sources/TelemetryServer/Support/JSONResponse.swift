@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 
@@ -18,5 +19,3 @@ extension Response {
         return .json([UInt8](data), status: status)
     }
 }
-
-import Foundation

@@ -5,8 +5,7 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 
-/// Serves HTTP/1.1 on the listening socket systemd passed in (socket activation,
-/// SPEC §7).
+/// Serves HTTP/1.1 on the listening socket systemd passed in (socket activation).
 ///
 /// Hummingbird's `Server` only binds an address itself, so this is its counterpart for an
 /// inherited descriptor: the same NIO `ServerBootstrap` (adopting the socket with

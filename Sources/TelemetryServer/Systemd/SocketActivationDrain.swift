@@ -33,9 +33,6 @@ final class ConnectionDrain: Sendable {
     /// hands it on, so none can slip past ``quiesce(listener:)``.
     func makeAcceptObserver() -> AcceptObserver { AcceptObserver(drain: self) }
 
-    /// Number of connections not yet closed.
-    var openConnections: Int { state.withLock { $0.open.count } }
-
     fileprivate func accepted(_ connection: any Channel) {
         let id = ObjectIdentifier(connection)
         state.withLock { _ = $0.open.updateValue(connection, forKey: id) }

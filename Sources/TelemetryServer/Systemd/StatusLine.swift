@@ -1,19 +1,23 @@
 import Foundation
 import Systemd
 import Synchronization
+import TelemetryModel
 import TelemetryStore
 
 /// The `STATUS=` text `systemctl status` shows: what the daemon is doing right now, and
 /// which changed settings wait for a restart.
 final class StatusLine: Sendable {
-    let committer: GroupCommitter
+    let commitQueue: any CommitQueue
     let disk: DiskGuard
     let mirror: JournalMirror
-    private let last = Mutex<(records: Int, at: ContinuousClock.Instant)>((0, .now))
+    private let clock: any WallClock
+    private let last: Mutex<(records: Int, at: ContinuousClock.Instant)>
     private let restartKeys = Mutex<[String]>([])
 
-    init(committer: GroupCommitter, disk: DiskGuard, mirror: JournalMirror) {
-        self.committer = committer
+    init(commitQueue: any CommitQueue, disk: DiskGuard, mirror: JournalMirror, clock: any WallClock) {
+        self.commitQueue = commitQueue
+        self.clock = clock
+        last = Mutex((0, clock.monotonicNow()))
         self.disk = disk
         self.mirror = mirror
     }
@@ -25,14 +29,14 @@ final class StatusLine: Sendable {
     }
 
     func text() -> String {
-        let total = committer.committedRecords
+        let total = commitQueue.committedRecords
         let rate = last.withLock { l -> Double in
-            let now = ContinuousClock.now
-            let seconds = Double((now - l.at).components.seconds) + Double((now - l.at).components.attoseconds) / 1e18
+            let now = clock.monotonicNow()
+            let seconds = now.seconds(since: l.at)
             defer { l = (total, now) }
             return seconds > 0 ? Double(total - l.records) / seconds : 0
         }
-        var parts = ["accepting \(Int(rate.rounded())) records/s", "queue \(committer.queuedRecords)"]
+        var parts = ["accepting \(Int(rate.rounded())) records/s", "queue \(commitQueue.queuedRecords)"]
         if disk.status.refusing { parts.append("REFUSING INGEST: disk high-water") }
         if !mirror.status.reachable { parts.append("journal unavailable") }
         let restart = needsRestart

@@ -1,0 +1,68 @@
+/// Every metric family the daemon exports, named once: the code that registers a metric
+/// and anything that reads one back (the `# HELP` lines, tests, dashboards' checks) use
+/// these cases, so a renamed metric cannot leave a reader behind.
+public enum MetricName: String, CaseIterable, Sendable {
+    case httpRequests = "mamtelemetry_http_requests_total"
+    case recordsAccepted = "mamtelemetry_records_accepted_total"
+    case recordsRejected = "mamtelemetry_records_rejected_total"
+    case recordsDropped = "mamtelemetry_records_dropped_total"
+    case requestBytes = "mamtelemetry_request_bytes_total"
+    case decompressedBytes = "mamtelemetry_decompressed_bytes_total"
+    case ingestRefused = "mamtelemetry_ingest_refused_total"
+    case ingestInFlightBytes = "mamtelemetry_ingest_inflight_bytes"
+    case incidentsCreated = "mamtelemetry_incidents_created_total"
+    case batchesCommitted = "mamtelemetry_batches_committed_total"
+    case storeRawBytes = "mamtelemetry_store_raw_bytes_total"
+    case storeCompressedBytes = "mamtelemetry_store_compressed_bytes_total"
+    case commitDuration = "mamtelemetry_commit_duration_seconds"
+    case commitQueueRecords = "mamtelemetry_commit_queue_records"
+    case compressionRatio = "mamtelemetry_compression_ratio"
+    case storeSize = "mamtelemetry_store_size_bytes"
+    case retentionDeletedRecords = "mamtelemetry_retention_deleted_records_total"
+    case diskFreeBytes = "mamtelemetry_disk_free_bytes"
+    case diskHighWater = "mamtelemetry_disk_high_water"
+    case journalMirrorSent = "mamtelemetry_journal_mirror_sent_total"
+    case journalMirrorFailed = "mamtelemetry_journal_mirror_failed_total"
+    case journalMirrorDropped = "mamtelemetry_journal_mirror_dropped_total"
+    case journalMirrorQueueDepth = "mamtelemetry_journal_mirror_queue_depth"
+    case journalMirrorSendDuration = "mamtelemetry_journal_mirror_send_seconds"
+    case appLaunches = "mamtelemetry_app_launches_total"
+    case enrollmentCalls = "mamtelemetry_enrollment_calls_total"
+    /// Seconds, not milliseconds: Prometheus base units (`promtool check metrics` refuses `_ms`).
+    case enrollmentDuration = "mamtelemetry_enrollment_duration_seconds"
+    case intuneActions = "mamtelemetry_intune_actions_total"
+
+    /// The family's `# HELP` text (`promtool check metrics` refuses families without one).
+    public var help: String {
+        switch self {
+        case .httpRequests: "HTTP answers by route template, method and status code."
+        case .recordsAccepted: "Records stored durably, by kind and environment."
+        case .recordsRejected: "Records refused as invalid, by kind and reason."
+        case .recordsDropped: "Records dropped by policy (telemetry disabled, duplicate), by kind and reason."
+        case .requestBytes: "Request body bytes as received on the wire, by route."
+        case .decompressedBytes: "Request body bytes after Content-Encoding was undone, by route."
+        case .ingestRefused: "Ingest requests refused before reading their body, by reason."
+        case .ingestInFlightBytes: "Request body bytes ingest holds in memory now (wire and decompressed)."
+        case .incidentsCreated: "Diagnostic uploads stored as incidents, by environment."
+        case .batchesCommitted: "Group-commit batches made durable."
+        case .storeRawBytes: "Record bytes handed to the store before compression."
+        case .storeCompressedBytes: "Record bytes written to the store after zlib compression."
+        case .commitDuration: "Time to make one group-commit batch durable."
+        case .commitQueueRecords: "Records waiting for the next durable commit."
+        case .compressionRatio: "Raw to compressed size of the last committed batch."
+        case .storeSize: "Bytes on disk of the record store, per environment."
+        case .retentionDeletedRecords: "Records deleted by retention, by environment."
+        case .diskFreeBytes: "Free bytes on the data directory's filesystem at the last check."
+        case .diskHighWater: "1 while ingest is refused because the disk is past its high-water mark."
+        case .journalMirrorSent: "Log records mirrored into the systemd journal."
+        case .journalMirrorFailed: "Log records the journal refused or could not receive."
+        case .journalMirrorDropped: "Log records dropped because the mirror queue was full."
+        case .journalMirrorQueueDepth: "Log records waiting to be mirrored into the journal."
+        case .journalMirrorSendDuration: "Time to send one record to journald."
+        case .appLaunches: "AppLaunch events stored, by management type and environment."
+        case .enrollmentCalls: "EnrollmentCall events stored, by operation, status code (and its SDK name) and environment."
+        case .enrollmentDuration: "Reported duration of enrollment calls, by operation and environment."
+        case .intuneActions: "IntuneAction events stored, by action and environment."
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Testing
+import TelemetryModel
+@testable import TelemetryStore
+
+/// The keys block is what queries and stats read instead of the payload: it must give back
+/// exactly what was written, and a damaged block must fail loudly rather than yield keys
+/// that send records to the wrong filter or stats bucket.
+@Suite struct KeysBlockTests {
+    static let sample: [RecordKeys] = {
+        var keys: [RecordKeys] = []
+        for i in 0..<500 {
+            var k = RecordKeys(
+                time: 1_700_000_000_000 + Int64(i * 37) - (i % 3 == 0 ? 86_400_000 : 0), appId: "com.contoso.\(i % 4)",
+                deviceId: i % 5 == 0 ? "" : "device-\(i % 11)", sessionId: "session-\(i / 50)",
+                identity: i % 7 == 0 ? "jane@contoso.com" : "", name: i % 2 == 0 ? "EnrollmentCall" : "",
+                detail: i % 9 == 0 ? "enroll" : "Ünïcödé ✓",
+                statusCode: i % 4 == 0 ? nil : (i % 8 == 1 ? -(i * 1000) : i),
+                durationMs: i % 6 == 0 ? nil : Double(i) / 3, succeeded: i % 3 == 0 ? nil : i % 2 == 0,
+                level: i % 5 == 4 ? nil : LogLevel.allCases[i % LogLevel.allCases.count], incident: i % 13 == 0 ? "INC\(i)" : "")
+            if i == 7 { k.time = .min + 1 }
+            if i == 8 { k.time = .max - 1 }
+            if i == 9 { k.durationMs = -0.0 }
+            keys.append(k)
+        }
+        return keys
+    }()
+
+    @Test func roundTripGivesBackEveryField() throws {
+        let decoded = try KeysBlock.decode(KeysBlock.encode(Self.sample))
+        #expect(decoded == Self.sample)
+        #expect(decoded[9].durationMs?.sign == .minus)
+    }
+
+    @Test func emptyBatchRoundTrips() throws {
+        #expect(try KeysBlock.decode(KeysBlock.encode([])) == [])
+    }
+
+    @Test func repeatedValuesAreStoredOnce() {
+        let many = Array(repeating: RecordKeys(time: 5, appId: "com.contoso.repeated-app-id", deviceId: "the-same-device"), count: 1_000)
+        let bytes = KeysBlock.encode(many)
+        let occurrences = bytes.indices.filter { bytes[$0...].starts(with: Array("the-same-device".utf8)) }.count
+        #expect(occurrences == 1)
+        // Each record costs its fixed 12 bytes (time delta, seven string references, status,
+        // three flags); the strings themselves are paid once.
+        #expect(bytes.count <= 1_000 * 12 + 64)
+    }
+
+    @Test func unknownVersionIsRejected() {
+        var bytes = KeysBlock.encode(Self.sample)
+        bytes[0] = KeysBlock.version + 1
+        #expect(throws: StoreError.self) { try KeysBlock.decode(bytes) }
+    }
+
+    @Test func everyTruncationIsRejected() {
+        let bytes = KeysBlock.encode(Array(Self.sample.prefix(20)))
+        for length in 0..<bytes.count {
+            #expect(throws: StoreError.self, "prefix of \(length) of \(bytes.count) bytes") {
+                try KeysBlock.decode(Array(bytes.prefix(length)))
+            }
+        }
+    }
+
+    @Test func trailingBytesAreRejected() {
+        let bytes = KeysBlock.encode(Array(Self.sample.prefix(3))) + [0]
+        #expect(throws: StoreError.self) { try KeysBlock.decode(bytes) }
+    }
+
+    @Test func aStringIndexOutsideTheTableIsRejected() {
+        // Version, one string ("a"), one record: time 0, then a reference to string 5.
+        let bytes: [UInt8] = [KeysBlock.version, 1, 1, 0x61, 1, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+        #expect(throws: StoreError.self) { try KeysBlock.decode(bytes) }
+    }
+
+    @Test func outOfRangeFlagBytesAreRejected() throws {
+        let one = [RecordKeys(time: 1, appId: "a", durationMs: nil, succeeded: nil, level: nil)]
+        let good = KeysBlock.encode(one)
+        #expect(try KeysBlock.decode(good) == one)
+        // The last three bytes are the duration flag, success and level.
+        for (offset, value) in [(3, UInt8(2)), (2, UInt8(3)), (1, UInt8(LogLevel.allCases.count + 1))] {
+            var bad = good
+            bad[bad.count - offset] = value
+            #expect(throws: StoreError.self, "byte \(bad.count - offset) = \(value)") { try KeysBlock.decode(bad) }
+        }
+    }
+
+    @Test func aHugeDeclaredCountIsRejectedWithoutAllocating() {
+        var w = ByteWriter()
+        w.bytes.append(KeysBlock.version)
+        w.varint(UInt64(Int.max))
+        #expect(throws: StoreError.self) { try KeysBlock.decode(w.bytes) }
+        var w2 = ByteWriter()
+        w2.bytes.append(KeysBlock.version)
+        w2.varint(0)
+        w2.varint(1 << 40)
+        #expect(throws: StoreError.self) { try KeysBlock.decode(w2.bytes) }
+    }
+}

@@ -127,6 +127,38 @@ struct JSONRecordScanner {
             depth -= 1
         }
 
+        /// Walks an array's elements, handing the cursor to `element` at each, which must
+        /// consume it.
+        mutating func array(_ element: (inout Cursor) throws -> Void) throws {
+            try expect(UInt8(ascii: "["), "'['")
+            depth += 1
+            if depth > limits.maxDepth { throw ShapeError.tooDeep(limits.maxDepth) }
+            skipSpace()
+            if peek == UInt8(ascii: "]") {
+                i += 1
+                depth -= 1
+                return
+            }
+            while true {
+                skipSpace()
+                try element(&self)
+                skipSpace()
+                guard let d = peek else { throw ShapeError.syntax("unterminated array") }
+                i += 1
+                if d == UInt8(ascii: "]") { break }
+                guard d == UInt8(ascii: ",") else { throw ShapeError.syntax("expected ',' or ']'") }
+            }
+            depth -= 1
+        }
+
+        /// A cursor at the same place that walks under `limits` instead: for a member whose
+        /// contents are limited on their own (a diagnostic upload's records and text).
+        func walking(under limits: DecodeLimits) -> Cursor {
+            var c = Cursor(b: b, limits: limits)
+            c.i = i
+            return c
+        }
+
         mutating func value(capture: Bool) throws -> JSONScalar {
             skipSpace()
             guard let c = peek else { throw ShapeError.syntax("missing value") }
@@ -138,23 +170,7 @@ struct JSONRecordScanner {
                 try object { _, cursor in _ = try cursor.value(capture: false) }
                 return .object
             case UInt8(ascii: "["):
-                i += 1
-                depth += 1
-                if depth > limits.maxDepth { throw ShapeError.tooDeep(limits.maxDepth) }
-                skipSpace()
-                if peek == UInt8(ascii: "]") {
-                    i += 1
-                } else {
-                    while true {
-                        _ = try value(capture: false)
-                        skipSpace()
-                        guard let d = peek else { throw ShapeError.syntax("unterminated array") }
-                        i += 1
-                        if d == UInt8(ascii: "]") { break }
-                        guard d == UInt8(ascii: ",") else { throw ShapeError.syntax("expected ',' or ']'") }
-                    }
-                }
-                depth -= 1
+                try array { cursor in _ = try cursor.value(capture: false) }
                 return .array
             case UInt8(ascii: "t"):
                 try literal("true")

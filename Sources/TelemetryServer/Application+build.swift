@@ -98,9 +98,7 @@ public func buildRouter(
     accessLog[metadataKey: "log"] = "access"
     let api = APIRoutes(
         router: router, tokens: c.tokens, configuration: c.configuration.auth, accessLog: accessLog, table: routeTable)
-    let pipeline = IngestPipeline(
-        store: c.store, registry: c.registry, clock: c.clock, mirror: hooks.mirror, configuration: c.configuration,
-        settings: settings, drops: DropCounter(ledger: c.drops), logger: logger)
+
     let committer = c.store.committer
     let storeCheck = ReadinessCheck(name: "store", required: true) {
         committer.isHealthy() ? (true, "open, accepting") : (false, "commit in progress for too long")
@@ -110,8 +108,10 @@ public func buildRouter(
         limits: .init(maxInFlightBytes: c.configuration.maxInFlightBytes, maxQueuedRecords: c.configuration.maxQueuedRecords),
         committer: c.store.committer, disk: c.disk)
     let rateLimiter = TokenRateLimiter(recordsPerSecond: { settings.current.perTokenRecordsPerSecond })
-    IngestRoutes(pipeline: pipeline, admission: admission, rateLimiter: rateLimiter, refusals: IngestRefusalLog(logger: logger))
-        .register(on: api)
+    let pipeline = IngestPipeline(
+        store: c.store, registry: c.registry, clock: c.clock, mirror: hooks.mirror, configuration: c.configuration,
+        settings: settings, rateLimiter: rateLimiter, drops: DropCounter(ledger: c.drops), logger: logger)
+    IngestRoutes(pipeline: pipeline, admission: admission, refusals: IngestRefusalLog(logger: logger)).register(on: api)
     QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
     AppRoutes(registry: c.registry, clock: c.clock).register(on: api)
     TokenRoutes(tokens: c.tokens, clock: c.clock).register(on: api)

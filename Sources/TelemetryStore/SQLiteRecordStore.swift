@@ -39,7 +39,7 @@ public final class SQLiteRecordStore: RecordStore {
             databases: dbs, broadcaster: broadcaster, configuration: configuration, faults: faults, clock: clock, logger: logger)
     }
 
-    public func append(_ request: AppendRequest) async throws -> [TelemetryEnvironment: AppendOutcome] {
+    public func append(_ request: AppendRequest) async throws -> AppendOutcomes {
         try await committer.submit(request)
     }
 

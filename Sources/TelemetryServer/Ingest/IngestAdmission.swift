@@ -1,10 +1,8 @@
-import HTTPTypes
-import Hummingbird
 import Metrics
 import Synchronization
 import TelemetryStore
 
-/// Backpressure at the door (SPEC §3, §8): a bound on the bytes ingest requests hold in
+/// Backpressure at the door: a bound on the bytes ingest requests hold in
 /// memory at once, and on the records waiting for the committer. Past either bound the
 /// request is answered 503 with `Retry-After`, so memory stays bounded and nothing is
 /// silently dropped; past the disk high-water mark it is 507. The client keeps the data and
@@ -46,12 +44,11 @@ final class IngestAdmission: Sendable {
     func admit<T>(bytes: Int, _ body: (InFlightReservation) async throws -> T) async throws -> T {
         if let message = disk?.refusal() {
             Self.refused("disk_high_water")
-            throw APIError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), code: "storage_full", message: message, headers: [.retryAfter: "60"])
+            throw IngestRefusal.storageFull(detail: message)
         }
         if committer.queuedRecords > limits.maxQueuedRecords {
             Self.refused("queue_full")
-            throw APIError.unavailable(
-                "the commit queue holds more than maxQueuedRecords=\(limits.maxQueuedRecords) records; retry later", retryAfter: 1)
+            throw IngestRefusal.queueFull(limit: limits.maxQueuedRecords)
         }
         let admitted = inFlight.withLock { f -> (ticket: Int, total: Int)? in
             // An idle daemon takes any body, so one near the limit is never refused forever.
@@ -63,8 +60,7 @@ final class IngestAdmission: Sendable {
         }
         guard let admitted else {
             Self.refused("inflight_bytes")
-            throw APIError.unavailable(
-                "ingest is at its in-flight limit maxInFlightBytes=\(limits.maxInFlightBytes); retry later", retryAfter: 1)
+            throw IngestRefusal.inFlightFull(limit: limits.maxInFlightBytes, whileInflating: false)
         }
         depthGauge.record(admitted.total)
         let reservation = InFlightReservation(admission: self, ticket: admitted.ticket, bytes: bytes)
@@ -95,11 +91,9 @@ final class IngestAdmission: Sendable {
     }
 
     /// The refusal when a body's decompressed bytes would pass the budget mid-inflate.
-    fileprivate var inflateRefusal: APIError {
+    fileprivate var inflateRefusal: IngestRefusal {
         Self.refused("inflight_bytes")
-        return APIError.unavailable(
-            "the decompressed body would take ingest past its in-flight limit maxInFlightBytes=\(limits.maxInFlightBytes); nothing was stored, retry later",
-            retryAfter: 1)
+        return .inFlightFull(limit: limits.maxInFlightBytes, whileInflating: true)
     }
 
     private static func refused(_ reason: String) {
@@ -120,9 +114,9 @@ final class InFlightReservation: Sendable {
         held = Mutex(bytes)
     }
 
-    /// Reserves `bytes` more, or throws a 503 naming `maxInFlightBytes`.
-    func grow(by bytes: Int) throws {
-        try held.withLock { mine in
+    /// Reserves `bytes` more, or refuses naming `maxInFlightBytes`.
+    func grow(by bytes: Int) throws(IngestRefusal) {
+        try held.withLock { (mine: inout Int) throws(IngestRefusal) in
             guard admission.grow(ticket, by: bytes) else { throw admission.inflateRefusal }
             mine += bytes
         }

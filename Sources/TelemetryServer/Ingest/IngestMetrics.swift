@@ -15,4 +15,8 @@ struct IngestMetrics: Sendable {
         Counter(label: "mamtelemetry_request_bytes_total", dimensions: [("route", route)]).increment(by: wire)
         Counter(label: "mamtelemetry_decompressed_bytes_total", dimensions: [("route", route)]).increment(by: decoded)
     }
+
+    func incidentCreated(env: TelemetryEnvironment) {
+        Counter(label: "mamtelemetry_incidents_created_total", dimensions: [("env", env.rawValue)]).increment()
+    }
 }

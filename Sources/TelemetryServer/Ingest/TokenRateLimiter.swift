@@ -1,10 +1,9 @@
 import Foundation
-import HTTPTypes
 import Metrics
 import Synchronization
 import TelemetryStore
 
-/// Per-token ingest rate limits (SPEC §8): a token bucket of records per token, so one
+/// Per-token ingest rate limits: a token bucket of records per token, so one
 /// misbehaving relay cannot take the whole ingest capacity. Past its budget a token gets
 /// 429 with `Retry-After` (1DS: retry later); others are unaffected. 0 turns it off.
 final class TokenRateLimiter: Sendable {
@@ -17,20 +16,26 @@ final class TokenRateLimiter: Sendable {
     private let rate: @Sendable () -> Int
     private let burstSeconds: Double
     private let buckets = Mutex<[String: Bucket]>([:])
+    /// When now is; a parameter so tests can move time.
+    private let now: @Sendable () -> ContinuousClock.Instant
 
-    init(recordsPerSecond: @escaping @Sendable () -> Int, burstSeconds: Double = 2) {
+    init(
+        recordsPerSecond: @escaping @Sendable () -> Int, burstSeconds: Double = 2,
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+    ) {
         rate = recordsPerSecond
         self.burstSeconds = burstSeconds
+        self.now = now
     }
 
     var enabled: Bool { rate() > 0 }
 
     /// Takes `records` from the token's bucket or refuses with the wait needed.
-    func take(_ records: Int, token: Token?) throws {
+    func take(_ records: Int, token: Token?) throws(IngestRefusal) {
         let recordsPerSecond = Double(rate())
         guard recordsPerSecond > 0, let token, !token.scopes.contains(.admin) else { return }
         let burst = max(recordsPerSecond * burstSeconds, 1)
-        let now = ContinuousClock.now
+        let now = self.now()
         let wait: Double? = buckets.withLock { all in
             var b = all[token.id] ?? Bucket(tokens: burst, updated: now)
             let elapsed = now - b.updated
@@ -50,10 +55,7 @@ final class TokenRateLimiter: Sendable {
         }
         if let wait {
             Counter(label: "mamtelemetry_ingest_refused_total", dimensions: [("reason", "token_rate_limit")]).increment()
-            throw APIError(
-                .tooManyRequests, code: "rate_limited",
-                message: "token '\(token.name)' is over its ingest rate limit perTokenRecordsPerSecond=\(Int(recordsPerSecond)); retry later",
-                headers: [.retryAfter: String(max(1, Int(wait.rounded(.up))))])
+            throw .rateLimited(token: token.name, recordsPerSecond: Int(recordsPerSecond), retryAfterSeconds: max(1, Int(wait.rounded(.up))))
         }
     }
 }

@@ -143,7 +143,7 @@ public struct LogRecordDecoder {
         } catch {
             return .failure(Message(describe(error)))
         }
-        var json = scanned.hasLayoutWhitespace ? JSONShape.compact(bytes) : Array(bytes)
+        var json = scanned.hasLayoutWhitespace ? JSONShape.compact(bytes, removing: scanned.layout) : Array(bytes)
         guard let appId = wire.appId ?? defaults.appId, !appId.isEmpty else {
             return .failure(Message("appId is required (in the record, ?app= or X-MAM-App-Id)"))
         }

@@ -28,8 +28,6 @@ final class TokenRateLimiter: Sendable {
         self.now = now
     }
 
-    var enabled: Bool { rate() > 0 }
-
     /// Takes `records` from the token's bucket or refuses with the wait needed.
     func take(_ records: Int, token: Token?) throws(IngestRefusal) {
         let recordsPerSecond = Double(rate())

@@ -38,9 +38,9 @@ public struct OTLPLogsDecoder: Sendable {
         let request = try parse(body, encoding: encoding)
         let total = request.resourceLogs.reduce(0) { sum, r in r.scopeLogs.reduce(sum) { $0 + $1.logRecords.count } }
         if total > limits.maxRecordsPerRequest {
-            throw RequestLimitError(
-                limit: "maxRecordsPerRequest", value: limits.maxRecordsPerRequest,
-                message: "request holds \(total) log records, more than maxRecordsPerRequest=\(limits.maxRecordsPerRequest); export smaller batches (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE)")
+            throw RequestLimitError.tooManyRecords(
+                limit: limits.maxRecordsPerRequest, held: total,
+                advice: "export smaller batches (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE)")
         }
 
         // Map every record to one native NDJSON line per kind, remembering each line's record.

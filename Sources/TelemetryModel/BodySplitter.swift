@@ -42,9 +42,8 @@ public enum BodySplitter {
                     elements.append(Element(line: lineNo, range: lo..<hi))
                 }
                 if elements.count + rejected.count > limits.maxRecordsPerRequest {
-                    throw RequestLimitError(
-                        limit: "maxRecordsPerRequest", value: limits.maxRecordsPerRequest,
-                        message: "request holds more than maxRecordsPerRequest=\(limits.maxRecordsPerRequest) records; split it into smaller batches")
+                    throw RequestLimitError.tooManyRecords(
+                        limit: limits.maxRecordsPerRequest, held: nil, advice: RequestLimitError.splitAdvice)
                 }
             }
             lineStart = i + 1
@@ -78,9 +77,8 @@ public enum BodySplitter {
                 rejected.append(LineError(line: index, error: "empty array element"))
             }
             if elements.count + rejected.count > limits.maxRecordsPerRequest {
-                throw RequestLimitError(
-                    limit: "maxRecordsPerRequest", value: limits.maxRecordsPerRequest,
-                    message: "request holds more than maxRecordsPerRequest=\(limits.maxRecordsPerRequest) records; split it into smaller batches")
+                throw RequestLimitError.tooManyRecords(
+                    limit: limits.maxRecordsPerRequest, held: nil, advice: RequestLimitError.splitAdvice)
             }
             elementStart = -1
         }

@@ -24,17 +24,44 @@ public struct DecodeLimits: Sendable, Hashable, Codable {
     }
 
     public static let `default` = DecodeLimits()
+
+    /// For walking text whose parts are limited on their own (a whole request, or an
+    /// upload's records): no size limits, but nesting stays bounded so a hostile body
+    /// cannot exhaust the stack.
+    static let walkOnly = DecodeLimits(
+        maxLineBytes: .max, maxRecordsPerRequest: .max, maxDepth: 64, maxFields: .max, maxStringBytes: .max)
 }
 
-/// The request as a whole broke a limit: nothing of it is taken.
-public struct RequestLimitError: Error, Sendable, Hashable {
-    public var limit: String
-    public var value: Int
-    public var message: String
+/// The request as a whole cannot be taken: nothing of it is stored. Typed, so the ingest
+/// path maps each case to its answer without comparing limit names.
+public enum RequestLimitError: Error, Sendable, Hashable {
+    /// More records than `maxRecordsPerRequest` (`held` when the decoder counted them all);
+    /// `advice` tells the sender how to split.
+    case tooManyRecords(limit: Int, held: Int?, advice: String)
+    /// The body's records need a request parameter that was not given; `hint` says where.
+    case missingParameter(name: String, hint: String)
+    /// A request's outer object (a diagnostic upload around its records) broke `limit`.
+    case outerObject(limit: String, value: Int)
 
-    public init(limit: String, value: Int, message: String) {
-        self.limit = limit
-        self.value = value
-        self.message = message
+    /// The name of the limit or parameter, as the refusal names it.
+    public var limit: String {
+        switch self {
+        case .tooManyRecords: "maxRecordsPerRequest"
+        case .missingParameter(let name, _): name
+        case .outerObject(let limit, _): limit
+        }
     }
+
+    public var message: String {
+        switch self {
+        case .tooManyRecords(let limit, let held, let advice):
+            if let held { "request holds \(held) records, more than maxRecordsPerRequest=\(limit); \(advice)" }
+            else { "request holds more than maxRecordsPerRequest=\(limit) records; \(advice)" }
+        case .missingParameter(_, let hint): hint
+        case .outerObject(let limit, let value): "the upload's outer object exceeds the limit \(limit)=\(value)"
+        }
+    }
+
+    /// What a native body's sender is told to do with too many records.
+    public static let splitAdvice = "split it into smaller batches"
 }

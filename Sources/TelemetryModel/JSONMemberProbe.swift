@@ -8,10 +8,9 @@ public enum JSONMemberProbe {
     public static func topLevelObject(_ body: [UInt8], hasMember name: String) -> Bool {
         struct Found: Error {}
         // Only the members before `name` are walked; the record limits do not apply to a
-        // whole request, but nesting stays bounded so a hostile body cannot exhaust the stack.
-        let limits = DecodeLimits(maxLineBytes: .max, maxRecordsPerRequest: .max, maxDepth: 64, maxFields: .max, maxStringBytes: .max)
+        // whole request.
         return body.withUnsafeBufferPointer { bytes in
-            var cursor = JSONRecordScanner.Cursor(b: bytes, limits: limits)
+            var cursor = JSONRecordScanner.Cursor(b: bytes, limits: .walkOnly)
             cursor.skipSpace()
             guard cursor.peek == UInt8(ascii: "{") else { return false }
             do {

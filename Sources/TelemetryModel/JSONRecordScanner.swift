@@ -17,8 +17,10 @@ struct ScannedRecord {
     var data: [String: JSONScalar] = [:]
     /// Every scalar member of the nested `settings` object (flag spellings vary).
     var settings: [String: JSONScalar] = [:]
-    /// Whitespace outside strings: the record must be compacted to be stored as one line.
-    var hasLayoutWhitespace = false
+    /// Where whitespace stands outside strings: removed to store the record as one line.
+    var layout: [Range<Int>] = []
+
+    var hasLayoutWhitespace: Bool { !layout.isEmpty }
 }
 
 /// A strict, single-pass JSON scanner for one record: it validates the whole text (RFC
@@ -31,7 +33,7 @@ struct JSONRecordScanner {
     let wantedData: Set<String>
 
     func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<ScannedRecord, ShapeError> {
-        var cursor = Cursor(b: bytes, limits: limits)
+        var cursor = Cursor(b: bytes, limits: limits, recordingLayout: true)
         var record = ScannedRecord()
         do {
             cursor.skipSpace()
@@ -61,7 +63,7 @@ struct JSONRecordScanner {
         } catch {
             return .failure(.syntax("unreadable"))
         }
-        record.hasLayoutWhitespace = cursor.sawLayout
+        record.layout = cursor.layout ?? []
         return .success(record)
     }
 
@@ -71,25 +73,22 @@ struct JSONRecordScanner {
         var i = 0
         var depth = 0
         var fields = 0
-        var sawLayout = false
+        /// The whitespace runs outside strings, when asked for (nil otherwise).
+        var layout: [Range<Int>]?
 
-        init(b: UnsafeBufferPointer<UInt8>, limits: DecodeLimits) {
+        init(b: UnsafeBufferPointer<UInt8>, limits: DecodeLimits, recordingLayout: Bool = false) {
             self.b = b
             self.limits = limits
+            layout = recordingLayout ? [] : nil
         }
 
         var atEnd: Bool { i >= b.count }
         var peek: UInt8? { i < b.count ? b[i] : nil }
 
         mutating func skipSpace() {
-            while i < b.count {
-                switch b[i] {
-                case 0x20, 0x09, 0x0A, 0x0D:
-                    sawLayout = true
-                    i += 1
-                default: return
-                }
-            }
+            let start = i
+            while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0A || b[i] == 0x0D { i += 1 }
+            if i > start { layout?.append(start..<i) }
         }
 
         mutating func expect(_ c: UInt8, _ what: String) throws {
@@ -100,31 +99,55 @@ struct JSONRecordScanner {
 
         /// Walks an object's members, handing each key to `member`, which must consume the value.
         mutating func object(_ member: (String, inout Cursor) throws -> Void) throws {
-            try expect(UInt8(ascii: "{"), "'{'")
+            try container(open: UInt8(ascii: "{"), close: UInt8(ascii: "}"), name: "object") { cursor in
+                guard cursor.peek == 0x22 else { throw ShapeError.syntax("expected a member name") }
+                let key = try cursor.string()
+                cursor.fields += 1
+                if cursor.fields > cursor.limits.maxFields { throw ShapeError.tooManyFields(cursor.limits.maxFields) }
+                try cursor.expect(UInt8(ascii: ":"), "':'")
+                cursor.skipSpace()
+                try member(key, &cursor)
+            }
+        }
+
+        /// Walks an array's elements, handing the cursor to `element` at each, which must
+        /// consume it.
+        mutating func array(_ element: (inout Cursor) throws -> Void) throws {
+            try container(open: UInt8(ascii: "["), close: UInt8(ascii: "]"), name: "array", element)
+        }
+
+        /// The grammar both containers share: the opening bracket, items separated by
+        /// commas, the closing bracket; one level deeper while inside.
+        private mutating func container(open: UInt8, close: UInt8, name: String, _ item: (inout Cursor) throws -> Void) throws {
+            skipSpace()
+            guard peek == open else { throw ShapeError.syntax("expected '\(Character(Unicode.Scalar(open)))'") }
+            i += 1
             depth += 1
             if depth > limits.maxDepth { throw ShapeError.tooDeep(limits.maxDepth) }
             skipSpace()
-            if peek == UInt8(ascii: "}") {
+            if peek == close {
                 i += 1
                 depth -= 1
                 return
             }
             while true {
                 skipSpace()
-                guard peek == 0x22 else { throw ShapeError.syntax("expected a member name") }
-                let key = try string()
-                fields += 1
-                if fields > limits.maxFields { throw ShapeError.tooManyFields(limits.maxFields) }
-                try expect(UInt8(ascii: ":"), "':'")
+                try item(&self)
                 skipSpace()
-                try member(key, &self)
-                skipSpace()
-                guard let c = peek else { throw ShapeError.syntax("unterminated object") }
+                guard let c = peek else { throw ShapeError.syntax("unterminated \(name)") }
                 i += 1
-                if c == UInt8(ascii: "}") { break }
-                guard c == UInt8(ascii: ",") else { throw ShapeError.syntax("expected ',' or '}'") }
+                if c == close { break }
+                guard c == UInt8(ascii: ",") else { throw ShapeError.syntax("expected ',' or '\(Character(Unicode.Scalar(close)))'") }
             }
             depth -= 1
+        }
+
+        /// A cursor at the same place that walks under `limits` instead: for a member whose
+        /// contents are limited on their own (a diagnostic upload's records and text).
+        func walking(under limits: DecodeLimits) -> Cursor {
+            var c = Cursor(b: b, limits: limits)
+            c.i = i
+            return c
         }
 
         mutating func value(capture: Bool) throws -> JSONScalar {
@@ -138,23 +161,7 @@ struct JSONRecordScanner {
                 try object { _, cursor in _ = try cursor.value(capture: false) }
                 return .object
             case UInt8(ascii: "["):
-                i += 1
-                depth += 1
-                if depth > limits.maxDepth { throw ShapeError.tooDeep(limits.maxDepth) }
-                skipSpace()
-                if peek == UInt8(ascii: "]") {
-                    i += 1
-                } else {
-                    while true {
-                        _ = try value(capture: false)
-                        skipSpace()
-                        guard let d = peek else { throw ShapeError.syntax("unterminated array") }
-                        i += 1
-                        if d == UInt8(ascii: "]") { break }
-                        guard d == UInt8(ascii: ",") else { throw ShapeError.syntax("expected ',' or ']'") }
-                    }
-                }
-                depth -= 1
+                try array { cursor in _ = try cursor.value(capture: false) }
                 return .array
             case UInt8(ascii: "t"):
                 try literal("true")

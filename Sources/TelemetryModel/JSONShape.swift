@@ -1,21 +1,16 @@
 /// Layout helpers for stored records: the one-line form a record is stored in.
 enum JSONShape {
-    /// Drops whitespace outside strings, so a pretty-printed array element becomes one line.
-    static func compact(_ b: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+    /// Drops the whitespace runs the scanner found outside strings (`ScannedRecord.layout`),
+    /// so a pretty-printed array element becomes one line.
+    static func compact(_ b: UnsafeBufferPointer<UInt8>, removing layout: [Range<Int>]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(b.count)
-        var inString = false
-        var escaped = false
-        for c in b {
-            if inString {
-                if escaped { escaped = false } else if c == 0x5C { escaped = true } else if c == 0x22 { inString = false }
-                out.append(c)
-            } else {
-                if c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { continue }
-                if c == 0x22 { inString = true }
-                out.append(c)
-            }
+        var kept = 0
+        for run in layout {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: b[kept..<run.lowerBound]))
+            kept = run.upperBound
         }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: b[kept..<b.count]))
         return out
     }
 }

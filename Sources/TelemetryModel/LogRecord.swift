@@ -101,9 +101,8 @@ public struct LogRecordDecoder {
     /// level cannot be read are kept as `info` with their raw text, never dropped.
     public func decodeText(body: [UInt8], defaults: LogDefaults, receivedAt: Int64) throws -> (records: [DecodedRecord], rejected: [LineError]) {
         guard defaults.appId?.isEmpty == false else {
-            throw RequestLimitError(
-                limit: "app", value: 0,
-                message: "text/plain logs need the app id: pass ?app=<bundle id> or the X-MAM-App-Id header")
+            throw RequestLimitError.missingParameter(
+                name: "app", hint: "text/plain logs need the app id: pass ?app=<bundle id> or the X-MAM-App-Id header")
         }
         var records: [DecodedRecord] = []
         var rejected: [LineError] = []
@@ -118,9 +117,8 @@ public struct LogRecordDecoder {
                 continue
             }
             if records.count + rejected.count >= limits.maxRecordsPerRequest {
-                throw RequestLimitError(
-                    limit: "maxRecordsPerRequest", value: limits.maxRecordsPerRequest,
-                    message: "request holds more than maxRecordsPerRequest=\(limits.maxRecordsPerRequest) records; split it into smaller batches")
+                throw RequestLimitError.tooManyRecords(
+                    limit: limits.maxRecordsPerRequest, held: nil, advice: RequestLimitError.splitAdvice)
             }
             let parsed = TextLogLine.parse(line)
             var record = build(
@@ -145,7 +143,7 @@ public struct LogRecordDecoder {
         } catch {
             return .failure(Message(describe(error)))
         }
-        var json = scanned.hasLayoutWhitespace ? JSONShape.compact(bytes) : Array(bytes)
+        var json = scanned.hasLayoutWhitespace ? JSONShape.compact(bytes, removing: scanned.layout) : Array(bytes)
         guard let appId = wire.appId ?? defaults.appId, !appId.isEmpty else {
             return .failure(Message("appId is required (in the record, ?app= or X-MAM-App-Id)"))
         }

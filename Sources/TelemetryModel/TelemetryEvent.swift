@@ -79,7 +79,7 @@ public struct TelemetryEventDecoder {
         }
         do {
             let wire = try WireEvent(scanned: scanned)
-            let json = scanned.hasLayoutWhitespace ? JSONShape.compact(bytes) : Array(bytes)
+            let json = scanned.hasLayoutWhitespace ? JSONShape.compact(bytes, removing: scanned.layout) : Array(bytes)
             return .success(
                 DecodedRecord(json: json, keys: wire.keys(receivedAt: receivedAt), flags: wire.flags, eventId: wire.eventId))
         } catch {

@@ -114,10 +114,6 @@ public func buildRouter(
     accessLog[metadataKey: "log"] = "access"
     let api = APIRoutes(
         router: router, tokens: c.tokens, configuration: c.configuration.auth, accessLog: accessLog, table: routeTable)
-    let pipeline = IngestPipeline(
-        store: c.store, registry: c.registry, clock: c.clock, mirror: hooks.mirror, configuration: c.configuration,
-        settings: settings, drops: DropCounter(ledger: c.drops, factory: c.metrics.factory),
-        metrics: IngestMetrics(factory: c.metrics.factory), logger: logger)
     let commitQueue = c.commitQueue
     let storeCheck = ReadinessCheck(name: "store", required: true) {
         commitQueue.isHealthy() ? (true, "open, accepting") : (false, "commit in progress for too long")
@@ -128,8 +124,11 @@ public func buildRouter(
         commitQueue: c.commitQueue, disk: c.disk, metrics: c.metrics.factory)
     let rateLimiter = TokenRateLimiter(
         recordsPerSecond: { settings.current.perTokenRecordsPerSecond }, clock: c.clock, metrics: c.metrics.factory)
-    IngestRoutes(pipeline: pipeline, admission: admission, rateLimiter: rateLimiter, refusals: IngestRefusalLog(logger: logger, clock: c.clock))
-        .register(on: api)
+    let pipeline = IngestPipeline(
+        store: c.store, registry: c.registry, clock: c.clock, mirror: hooks.mirror, configuration: c.configuration,
+        settings: settings, rateLimiter: rateLimiter, drops: DropCounter(ledger: c.drops, factory: c.metrics.factory),
+        metrics: IngestMetrics(factory: c.metrics.factory), logger: logger)
+    IngestRoutes(pipeline: pipeline, admission: admission, refusals: IngestRefusalLog(logger: logger, clock: c.clock)).register(on: api)
     QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
     AppRoutes(registry: c.registry, clock: c.clock).register(on: api)
     TokenRoutes(tokens: c.tokens, clock: c.clock).register(on: api)

@@ -5,7 +5,7 @@ extension GroupCommitter {
     /// The requests of one commit cycle and what has happened to each.
     struct CommitCycle {
         let requests: [Pending]
-        var outcomes: [[TelemetryEnvironment: AppendOutcome]]
+        var outcomes: [[TelemetryEnvironment: [RecordKind: AppendOutcome]]]
         var failures: [(any Error)?]
         var answered: [Bool]
         /// The stage id of this cycle's cross-environment requests (nil when there are none).
@@ -21,6 +21,17 @@ extension GroupCommitter {
             stage = requests.contains(where: \.isCrossEnvironment) ? UUID().uuidString.lowercased() : nil
         }
 
+        /// Hands each request of `indices` its outcomes from one transaction, whose groups
+        /// were planned request by request, one per kind (`AppendRequest.groups(for:)`).
+        mutating func record(_ written: [AppendOutcome], of indices: [Int], in env: TelemetryEnvironment) {
+            var next = written.makeIterator()
+            for i in indices {
+                var byKind: [RecordKind: AppendOutcome] = [:]
+                for kind in requests[i].request.kinds(in: env) { byKind[kind] = next.next() }
+                outcomes[i][env] = byKind
+            }
+        }
+
         func live(in env: TelemetryEnvironment) -> [Int] {
             requests.indices.filter { failures[$0] == nil && requests[$0].environments.contains(env) }
         }
@@ -33,7 +44,7 @@ extension GroupCommitter {
                 if let failure = failures[i] {
                     requests[i].continuation.resume(throwing: failure)
                 } else if outcomes[i].count == requests[i].environments.count {
-                    requests[i].continuation.resume(returning: outcomes[i])
+                    requests[i].continuation.resume(returning: AppendOutcomes(byEnvironment: outcomes[i]))
                 } else {
                     continue
                 }
@@ -48,7 +59,7 @@ extension GroupCommitter {
                 if let failure = failures[i] {
                     requests[i].continuation.resume(throwing: failure)
                 } else if outcomes[i].count == requests[i].environments.count {
-                    requests[i].continuation.resume(returning: outcomes[i])
+                    requests[i].continuation.resume(returning: AppendOutcomes(byEnvironment: outcomes[i]))
                 } else {
                     requests[i].continuation.resume(throwing: StoreError.commitIncomplete)
                 }

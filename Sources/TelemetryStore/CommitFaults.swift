@@ -1,6 +1,11 @@
-/// The moments of a cross-environment commit where a test can make the store fail or stop
-/// the process, to prove a request is stored all or nothing (see CrossEnvironmentCommit).
+/// The moments of a commit where a test can make the store fail or stop the process, to
+/// prove a request is stored all or nothing, across kinds and environments (see
+/// CrossEnvironmentCommit).
 public enum CommitFaultPoint: String, Sendable, CaseIterable {
+    /// Inside an environment's transaction that writes both kinds (an OTLP request's log
+    /// records and events), after the first kind's rows and before the second's: a throw
+    /// rolls the transaction back, a crash leaves none of it.
+    case betweenKinds = "between-kinds"
     /// The first environment's transaction (records staged) is durable; the last
     /// environment's transaction has not started. A crash here must leave nothing stored.
     case afterStaging = "after-staging"
@@ -12,8 +17,8 @@ public enum CommitFaultPoint: String, Sendable, CaseIterable {
     case afterDecision = "after-decision"
 }
 
-/// A test seam the store takes as a parameter: called at each `CommitFaultPoint` of a
-/// cross-environment commit; whatever it throws fails that step as a real I/O error would.
+/// A test seam the store takes as a parameter: called at each `CommitFaultPoint` a commit
+/// reaches; whatever it throws fails that step as a real I/O error would.
 /// The daemon passes `NoCommitFaults` unless a test hook asks otherwise.
 public protocol CommitFaultInjector: Sendable {
     func reached(_ point: CommitFaultPoint) throws

@@ -31,12 +31,16 @@ extension EnvironmentDatabase {
     }
 
     /// Writes a plan in one transaction: dedup, batch, compress, insert, commit+fsync.
-    /// `beforeCommit` runs inside the transaction after every row is written (a test seam:
-    /// what it throws rolls the transaction back).
-    func commit(_ plan: CommitPlan, nowMs: Int64, beforeCommit: @escaping @Sendable () throws -> Void = {}) async throws -> CommitResult {
+    /// `betweenKinds` runs when a transaction writing both kinds has written the first, and
+    /// `beforeCommit` after every row is written (test seams: what they throw rolls the
+    /// transaction back).
+    func commit(
+        _ plan: CommitPlan, nowMs: Int64, betweenKinds: @escaping @Sendable () throws -> Void = {},
+        beforeCommit: @escaping @Sendable () throws -> Void = {}
+    ) async throws -> CommitResult {
         let configuration = self.configuration
         return try await pool.write { db in
-            var writer = try BatchWriter(configuration: configuration, db: db)
+            var writer = try BatchWriter(configuration: configuration, db: db, betweenKinds: betweenKinds)
             let firstSeq = try Self.nextSeq(db)
             let visible = try writer.write(plan.visible, staged: nil, from: firstSeq)
             try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'nextSeq'", arguments: [visible.nextSeq])
@@ -70,13 +74,18 @@ struct BatchWriter {
     let configuration: StoreConfiguration
     let db: Database
     let dedup: Statement
+    /// Called before a kind's rows when another kind's are already written (a test seam).
+    let betweenKinds: () throws -> Void
     var rawBytes = 0
     var storedBytes = 0
     var batches = 0
+    /// Kinds this transaction has written so far (visible or staged).
+    var kindsWritten = Set<RecordKind>()
 
-    init(configuration: StoreConfiguration, db: Database) throws {
+    init(configuration: StoreConfiguration, db: Database, betweenKinds: @escaping () throws -> Void = {}) throws {
         self.configuration = configuration
         self.db = db
+        self.betweenKinds = betweenKinds
         dedup = try db.makeStatement(sql: "INSERT OR IGNORE INTO event_id(kind, appId, eventId, incident, seq) VALUES (?, ?, ?, ?, ?)")
     }
 
@@ -96,7 +105,9 @@ struct BatchWriter {
         for kind in RecordKind.allCases {
             let arrivals = try survivors(of: kind, in: groups, outcomes: &outcomes, nextSeq: nextSeq)
             guard !arrivals.isEmpty else { continue }
+            if !kindsWritten.subtracting([kind]).isEmpty { try betweenKinds() }
             kinds.insert(kind)
+            kindsWritten.insert(kind)
             for (position, arrival) in arrivals.enumerated() {
                 outcomes[arrival.group].ids.append(nextSeq + Int64(position))
                 outcomes[arrival.group].stored += 1

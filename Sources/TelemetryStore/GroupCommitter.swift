@@ -9,13 +9,14 @@ import TelemetryModel
 /// committer takes everything queued, writes it in one transaction per environment (one
 /// fsync for many requests), then wakes every waiter. While a commit runs, new requests
 /// pile up and form the next group, so batching grows with load and durability costs one
-/// fsync per group rather than one per request. A request with records for both
-/// environments is committed all or nothing through `CrossEnvironmentCommit`.
+/// fsync per group rather than one per request. A request's kinds are written in the same
+/// transaction of each environment, and a request with records for both environments is
+/// committed all or nothing through `CrossEnvironmentCommit`.
 public final class GroupCommitter: Service, CommitQueue, Sendable {
     struct Pending: Sendable {
         var request: AppendRequest
         var environments: [TelemetryEnvironment]
-        var continuation: CheckedContinuation<[TelemetryEnvironment: AppendOutcome], Error>
+        var continuation: CheckedContinuation<AppendOutcomes, Error>
 
         var isCrossEnvironment: Bool { environments.count > 1 }
     }
@@ -72,13 +73,16 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
     }
 
     /// Queues a request and returns once all of it is durable, or throws with none of it stored.
-    func submit(_ request: AppendRequest) async throws -> [TelemetryEnvironment: AppendOutcome] {
+    func submit(_ request: AppendRequest) async throws -> AppendOutcomes {
         let environments = request.environments
-        guard !environments.isEmpty else { return [:] }
+        guard !environments.isEmpty else { return AppendOutcomes() }
         if let incident = request.incident, environments != [incident.env] {
             throw StoreError.invalidRequest("a diagnostic upload's records must all be in its incident's environment")
         }
-        let count = request.records.values.reduce(0) { $0 + $1.count }
+        if request.incident != nil, request.records.contains(where: { $0.key != AppendRequest.incidentKind && !$0.value.isEmpty }) {
+            throw StoreError.invalidRequest("a diagnostic upload's records must all be log records")
+        }
+        let count = request.recordCount
         return try await withCheckedThrowingContinuation { continuation in
             let queued = state.withLock { s -> Int? in
                 guard !s.closed else { return nil }
@@ -170,13 +174,13 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
         var plan = EnvironmentDatabase.CommitPlan()
         let visible = live.filter { !cycle.requests[$0].isCrossEnvironment }
         let staged = live.filter { cycle.requests[$0].isCrossEnvironment }
-        plan.visible = visible.map { cycle.requests[$0].request.group(for: env) }
-        plan.staged = staged.map { cycle.requests[$0].request.group(for: env) }
+        plan.visible = visible.flatMap { cycle.requests[$0].request.groups(for: env) }
+        plan.staged = staged.flatMap { cycle.requests[$0].request.groups(for: env) }
         plan.stage = cycle.stage
         do {
             let result = try await commit(plan, env: env)
-            for (i, outcome) in zip(visible, result.visible) { cycle.outcomes[i][env] = outcome }
-            for (i, outcome) in zip(staged, result.staged) { cycle.outcomes[i][env] = outcome }
+            cycle.record(result.visible, of: visible, in: env)
+            cycle.record(result.staged, of: staged, in: env)
             cycle.staged = staged
             if !staged.isEmpty { try faults.reached(.afterStaging) }
         } catch {
@@ -193,7 +197,7 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
         let live = cycle.live(in: env)
         guard !live.isEmpty else { return }
         var plan = EnvironmentDatabase.CommitPlan()
-        plan.visible = live.map { cycle.requests[$0].request.group(for: env) }
+        plan.visible = live.flatMap { cycle.requests[$0].request.groups(for: env) }
         let decides = live.contains { cycle.requests[$0].isCrossEnvironment }
         if decides {
             plan.decides = cycle.stage
@@ -205,7 +209,7 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
             let result = try await commit(plan, env: env) {
                 if decides { try faults.reached(.beforeDecisionCommit) }
             }
-            for (i, outcome) in zip(live, result.visible) { cycle.outcomes[i][env] = outcome }
+            cycle.record(result.visible, of: live, in: env)
             cycle.decided = decides
         } catch {
             logger.error("commit failed; the waiting requests are answered with an error", metadata: ["env": "\(env)", "error": "\(error)"])
@@ -242,7 +246,9 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
     ) async throws -> EnvironmentDatabase.CommitResult {
         let db = databases[env]
         let start = clock.monotonicNow()
-        let result = try await db.commit(plan, nowMs: clock.nowMilliseconds(), beforeCommit: beforeCommit)
+        let faults = self.faults
+        let result = try await db.commit(
+            plan, nowMs: clock.nowMilliseconds(), betweenKinds: { try faults.reached(.betweenKinds) }, beforeCommit: beforeCommit)
         commitLatency.record(duration: clock.monotonicNow() - start)
         batchesCommitted.increment(by: result.batches)
         rawBytes.increment(by: result.rawBytes)

@@ -6,9 +6,9 @@ import TelemetryModel
 public protocol RecordStore: Sendable {
     /// Stores a request's records, dropping retries of a record already stored (same kind,
     /// `appId` and `eventId`; within a diagnostic upload, among the upload's own records).
-    /// All or nothing across environments: when it throws, nothing of the request is stored.
-    /// Returns what was done per environment written.
-    func append(_ request: AppendRequest) async throws -> [TelemetryEnvironment: AppendOutcome]
+    /// All or nothing across kinds and environments: when it throws, nothing of the request
+    /// is stored. Returns what was done per environment and kind written.
+    func append(_ request: AppendRequest) async throws -> AppendOutcomes
 
     func query(_ query: RecordQuery) async throws -> RecordPage
 
@@ -40,6 +40,6 @@ extension RecordStore {
         incident: Incident?
     ) async throws -> AppendOutcome {
         let outcomes = try await append(AppendRequest(kind: kind, receivedAt: receivedAt, records: [env: records], incident: incident))
-        return outcomes[env] ?? AppendOutcome(stored: 0, duplicates: 0, ids: [])
+        return outcomes[env, kind] ?? AppendOutcome(stored: 0, duplicates: 0, ids: [])
     }
 }

@@ -40,7 +40,7 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
             databases: dbs, broadcaster: broadcaster, configuration: configuration, faults: faults, clock: clock, metrics: metrics, logger: logger)
     }
 
-    public func append(_ request: AppendRequest) async throws -> [TelemetryEnvironment: AppendOutcome] {
+    public func append(_ request: AppendRequest) async throws -> AppendOutcomes {
         try await committer.submit(request)
     }
 

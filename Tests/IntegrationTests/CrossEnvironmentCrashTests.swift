@@ -68,4 +68,39 @@ import Testing
         #expect(status == 200 && answer["accepted"] as? Int == 0 && (answer["dropped"] as? [String: Int])?["duplicate"] == 5, "\(answer)")
         #expect(try await Self.eventIds(d, env: "prod").count == 4)
     }
+
+    /// An OTLP export with a log record and an AppLaunch event (one commit for both kinds).
+    static var otlpExport: [UInt8] {
+        func attribute(_ key: String, _ value: String) -> String { #"{"key":"\#(key)","value":{"stringValue":"\#(value)"}}"# }
+        let log = #"{"timeUnixNano":"1795256130123000000","severityNumber":17,"body":{"stringValue":"crash probe"},"attributes":[\#(attribute("log.record.uid", "k-log"))]}"#
+        let event = #"{"timeUnixNano":"1795256130124000000","eventName":"AppLaunch","attributes":[\#(attribute("log.record.uid", "k-event"))]}"#
+        let resource = #"{"attributes":[\#(attribute("service.name", "com.contoso.kinds")),\#(attribute("device.id", "d"))]}"#
+        return Array(#"{"resourceLogs":[{"resource":\#(resource),"scopeLogs":[{"logRecords":[\#(log),\#(event)]}]}]}"#.utf8)
+    }
+
+    /// `kill -9` inside the transaction, after an OTLP export's first kind is written and
+    /// before its second: after restart neither kind is there, and the resend stores both.
+    @Test func aCrashBetweenAnExportsKindsLeavesNeither() async throws {
+        let d = try DaemonProcess(environment: ["MAMTELEMETRYD_TEST_CRASH_AT": "between-kinds"])
+        defer { d.cleanUp() }
+        try await d.start()
+        let answer = try? await d.post("/v1/logs", body: Self.otlpExport, headers: [("Content-Type", "application/json")])
+        #expect(answer == nil, "the daemon answered \(answer.map { "\($0.0)" } ?? "") instead of dying between the kinds")
+        let p = try #require(d.process)
+        let deadline = Date().addingTimeInterval(20)
+        while p.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(p.terminationReason == .uncaughtSignal && p.terminationStatus == SIGKILL, "exit \(p.terminationStatus)")
+        d.environment = [:]
+        try await d.start()
+
+        func stored() async throws -> [Int] {
+            let logs = try await d.json("/v1/logs?env=prod&limit=100&app=com.contoso.kinds")["logs"] as? [Any] ?? []
+            let events = try await d.allEvents(extra: "&app=com.contoso.kinds")
+            return [logs.count, events.count]
+        }
+        #expect(try await stored() == [0, 0])
+        let (status, body, _) = try await d.post("/v1/logs", body: Self.otlpExport, headers: [("Content-Type", "application/json")])
+        #expect(status == 200, "\(String(decoding: body, as: UTF8.self))")
+        #expect(try await stored() == [1, 1])
+    }
 }

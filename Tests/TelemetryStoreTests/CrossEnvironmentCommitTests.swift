@@ -109,8 +109,8 @@ import TelemetryModel
         #expect(try await Self.stored(s.store).isEmpty)
         // Nothing is left claimed either: the retry is stored, not reported as duplicates.
         let retry = try await s.store.append(Self.request("r", prod: 3, ppe: 2))
-        #expect(retry[.prod]?.stored == 3 && retry[.ppe]?.stored == 2)
-        #expect(retry[.prod]?.duplicates == 0 && retry[.ppe]?.duplicates == 0)
+        #expect(retry[.prod, .event]?.stored == 3 && retry[.ppe, .event]?.stored == 2)
+        #expect(retry[.prod, .event]?.duplicates == 0 && retry[.ppe, .event]?.duplicates == 0)
         #expect(try await Self.stored(s.store) == [.prod: Dictionary(uniqueKeysWithValues: (0..<3).map { ("r-prod-\($0)", 1) }),
                                                    .ppe: Dictionary(uniqueKeysWithValues: (0..<2).map { ("r-ppe-\($0)", 1) })])
         await s.close()
@@ -124,7 +124,7 @@ import TelemetryModel
         faults.arm(.afterStaging)
         await #expect(throws: InjectedFault.self) { _ = try await s.store.append(Self.request("a", prod: 2, ppe: 2)) }
         #expect(try await Self.stored(s.store).isEmpty)
-        #expect(try await s.store.append(Self.request("a", prod: 2, ppe: 2))[.prod]?.stored == 2)
+        #expect(try await s.store.append(Self.request("a", prod: 2, ppe: 2))[.prod, .event]?.stored == 2)
         await s.close()
     }
 
@@ -137,7 +137,7 @@ import TelemetryModel
         var s = try OpenStore(dir, faults: faults)
         faults.arm(.afterDecision)
         let outcome = try await s.store.append(Self.request("p", prod: 2, ppe: 1))
-        #expect(outcome[.prod]?.stored == 2 && outcome[.ppe]?.stored == 1)
+        #expect(outcome[.prod, .event]?.stored == 2 && outcome[.ppe, .event]?.stored == 1)
         #expect(try await Self.stored(s.store)[.prod] == nil, "staged records are not visible before publishing")
         _ = try await s.store.append(Self.request("next", prod: 1, ppe: 0))
         #expect(try await Self.stored(s.store)[.prod] == ["p-prod-0": 1, "p-prod-1": 1, "next-prod-0": 1])

@@ -8,27 +8,32 @@ import TelemetryStore
 struct AppBinding {
     let caller: Token
 
-    /// The records the caller may store; the others become per-line refusals. Throws 403
-    /// when an upload names an app the caller may not post for, or when records were given
-    /// and none may be stored.
-    func apply(_ records: [DecodedRecord], rejected: [LineError], uploadApp: String?) throws -> ([DecodedRecord], [LineError]) {
+    /// The records the caller may store, by kind; the others become per-line refusals.
+    /// Throws when an upload names an app the caller may not post for, or when records were
+    /// given and none may be stored (over all kinds, so a request whose logs are another
+    /// app's but whose events are allowed is not refused whole).
+    func apply(
+        _ records: [RecordKind: [DecodedRecord]], rejected: [LineError], uploadApp: String?
+    ) throws(IngestRefusal) -> (kept: [RecordKind: [DecodedRecord]], rejected: [LineError]) {
         if let uploadApp, !caller.mayPost(forApp: uploadApp) { throw refusal }
-        var kept: [DecodedRecord] = []
+        var kept: [RecordKind: [DecodedRecord]] = [:]
         var refused = rejected
-        for r in records {
-            if caller.mayPost(forApp: r.keys.appId) {
-                kept.append(r)
-            } else {
-                refused.append(LineError(line: r.line, error: "token '\(caller.name)' may not post for app '\(r.keys.appId)' (bound to \(bound))"))
+        var given = 0
+        for (kind, list) in records {
+            given += list.count
+            for r in list {
+                if caller.mayPost(forApp: r.keys.appId) {
+                    kept[kind, default: []].append(r)
+                } else {
+                    refused.append(LineError(line: r.line, error: "token '\(caller.name)' may not post for app '\(r.keys.appId)' (bound to \(bound))"))
+                }
             }
         }
-        if kept.isEmpty && !records.isEmpty { throw refusal }
+        if kept.isEmpty && given > 0 { throw refusal }
         return (kept, refused.count == rejected.count ? rejected : refused.sorted { $0.line < $1.line })
     }
 
     private var bound: String { caller.apps.joined(separator: ", ") }
 
-    private var refusal: APIError {
-        APIError(.forbidden, code: "app_not_allowed", message: "token '\(caller.name)' may only post for \(bound)")
-    }
+    private var refusal: IngestRefusal { .appNotAllowed(token: caller.name, boundTo: caller.apps) }
 }

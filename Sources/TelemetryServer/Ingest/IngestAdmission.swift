@@ -1,5 +1,3 @@
-import HTTPTypes
-import Hummingbird
 import Metrics
 import Synchronization
 import TelemetryModel
@@ -50,12 +48,11 @@ final class IngestAdmission: Sendable {
     func admit<T>(bytes: Int, _ body: (InFlightReservation) async throws -> T) async throws -> T {
         if let message = disk?.refusal() {
             refused("disk_high_water")
-            throw APIError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), code: "storage_full", message: message, headers: [.retryAfter: "60"])
+            throw IngestRefusal.storageFull(detail: message)
         }
         if commitQueue.queuedRecords > limits.maxQueuedRecords {
             refused("queue_full")
-            throw APIError.unavailable(
-                "the commit queue holds more than maxQueuedRecords=\(limits.maxQueuedRecords) records; retry later", retryAfter: 1)
+            throw IngestRefusal.queueFull(limit: limits.maxQueuedRecords)
         }
         let admitted = inFlight.withLock { f -> (ticket: Int, total: Int)? in
             // An idle daemon takes any body, so one near the limit is never refused forever.
@@ -67,8 +64,7 @@ final class IngestAdmission: Sendable {
         }
         guard let admitted else {
             refused("inflight_bytes")
-            throw APIError.unavailable(
-                "ingest is at its in-flight limit maxInFlightBytes=\(limits.maxInFlightBytes); retry later", retryAfter: 1)
+            throw IngestRefusal.inFlightFull(limit: limits.maxInFlightBytes, whileInflating: false)
         }
         depthGauge.record(admitted.total)
         let reservation = InFlightReservation(admission: self, ticket: admitted.ticket, bytes: bytes)
@@ -99,11 +95,9 @@ final class IngestAdmission: Sendable {
     }
 
     /// The refusal when a body's decompressed bytes would pass the budget mid-inflate.
-    fileprivate var inflateRefusal: APIError {
+    fileprivate var inflateRefusal: IngestRefusal {
         refused("inflight_bytes")
-        return APIError.unavailable(
-            "the decompressed body would take ingest past its in-flight limit maxInFlightBytes=\(limits.maxInFlightBytes); nothing was stored, retry later",
-            retryAfter: 1)
+        return .inFlightFull(limit: limits.maxInFlightBytes, whileInflating: true)
     }
 
     private func refused(_ reason: String) {
@@ -124,9 +118,9 @@ final class InFlightReservation: Sendable {
         held = Mutex(bytes)
     }
 
-    /// Reserves `bytes` more, or throws a 503 naming `maxInFlightBytes`.
-    func grow(by bytes: Int) throws {
-        try held.withLock { mine in
+    /// Reserves `bytes` more, or refuses naming `maxInFlightBytes`.
+    func grow(by bytes: Int) throws(IngestRefusal) {
+        try held.withLock { (mine: inout Int) throws(IngestRefusal) in
             guard admission.grow(ticket, by: bytes) else { throw admission.inflateRefusal }
             mine += bytes
         }

@@ -1,17 +1,15 @@
-import Compression
-import Foundation
-import HTTPTypes
-import Hummingbird
-import NIOCore
 import Logging
 import TelemetryModel
 import TelemetryStore
 
-/// The path every ingest request takes after decoding: enforce the caller's app binding,
-/// apply the privacy flags, route by environment, store durably (all environments or
-/// none), then (for logs) hand the records to the journal mirror. Nothing is written,
-/// mirrored or counted per app for a record dropped by `MAMTelemetryDisabled`: the
-/// decision is taken before any of that.
+/// The path every ingest request takes once its body is read: undo Content-Encoding, decode
+/// the records, enforce the caller's app binding and rate limit, apply the privacy flags
+/// (`PrivacyRouting`), store durably (all kinds and environments or none), then hand log
+/// records to the journal mirror. Nothing is written, mirrored or counted per app for a
+/// record dropped by `MAMTelemetryDisabled`: the decision is taken before any of that.
+///
+/// It knows no HTTP: routes hand it bytes and plain header values and get an
+/// `IngestResult` back, or an `IngestRefusal` that `IngestRefusal+HTTP` turns into the answer.
 struct IngestPipeline: Sendable {
     let store: any RecordStore
     let registry: AppRegistry
@@ -20,124 +18,90 @@ struct IngestPipeline: Sendable {
     let configuration: ServerConfiguration
     /// The reloadable settings (the kill-switch duration is read per answer).
     let settings: LiveSettings
+    let rateLimiter: TokenRateLimiter
     let drops: DropCounter
     let metrics: IngestMetrics
     let logger: Logger
 
-    /// Reads the body within `maxBodyBytes` and undoes its Content-Encoding within the
-    /// decompression limits, reserving every decompressed byte in the request's in-flight
-    /// budget as it is produced; each refusal names its limit.
-    func readBody(_ request: Request, route: String, budget: InFlightReservation) async throws -> [UInt8] {
-        let limit = configuration.maxBodyBytes
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            throw APIError(.contentTooLarge, code: "body_too_large", message: "request body of \(length) bytes exceeds the limit maxBodyBytes=\(limit)")
-        }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: limit)
-        } catch is NIOTooManyBytesError {
-            throw APIError(.contentTooLarge, code: "body_too_large", message: "request body exceeds the limit maxBodyBytes=\(limit)")
-        }
-        let wire = [UInt8](buffer: buffer)
-        let decoded: [UInt8]
-        do {
-            decoded = try ContentDecoding.decode(
-                wire, contentEncoding: request.headers[.contentEncoding], limits: configuration.inflateLimits,
-                reserve: budget.grow(by:))
-        } catch let error as CompressionError {
-            switch error {
-            case .outputLimit, .ratioLimit:
-                throw APIError(.contentTooLarge, code: "decompressed_too_large", message: error.description)
-            case .unsupportedEncoding:
-                throw APIError(.unsupportedMediaType, code: "unsupported_encoding", message: error.description)
-            default:
-                throw APIError.badRequest("bad_encoding", error.description)
-            }
-        }
-        metrics.bodyBytes(wire: wire.count, decoded: decoded.count, route: route)
-        return decoded
-    }
+    /// Binds, rate-limits, routes and stores a decoded batch. Every ingest route comes
+    /// through here, so the caller's app binding and the privacy flags apply to every record.
+    /// A diagnostic upload, which the user chose to share, is kept even when telemetry is
+    /// disabled and is not rate-limited; its app is checked by the binding too.
+    func store(_ batch: IngestBatch, caller: Token?) async throws(IngestRefusal) -> IngestResult {
+        guard let caller else { throw .unauthenticated }
+        let userInitiated = batch.upload != nil
+        var (records, rejected) = try AppBinding(caller: caller).apply(batch.records, rejected: batch.rejected, uploadApp: batch.upload?.appId)
+        if !userInitiated { try rateLimiter.take(records.values.reduce(0) { $0 + $1.count }, token: caller) }
 
-    /// Binds, routes and stores decoded records. Every ingest route comes through here, so
-    /// the caller's app binding is enforced for every record (`AppBinding`). `userInitiated`
-    /// marks a diagnostic upload, which the user chose to share: kept even when telemetry is
-    /// disabled; its `incident` names the upload's app, which the binding checks too.
-    func ingest(
-        _ decoded: [DecodedRecord], rejected invalid: [LineError], kind: RecordKind, receivedAt: Int64, caller: Token?,
-        userInitiated: Bool = false, incident: Incident? = nil
-    ) async throws -> IngestResult {
-        guard let caller else {
-            throw APIError(.unauthorized, code: "unauthenticated", message: "ingest needs a caller: send Authorization: Bearer <token>")
+        var privacy = PrivacyRouting(registry: registry)
+        var incident: Incident?
+        if let upload = batch.upload {
+            guard case .store(let env) = privacy.decide(upload.flags, appId: upload.appId, userInitiated: true) else {
+                throw .invalidUpload(detail: "diagnostic upload could not be routed")
+            }
+            incident = upload.incident(in: env, createdAt: batch.receivedAt)
+            // Every record of the upload follows the upload's own routing (it is one incident).
+            for kind in records.keys { for i in records[kind]!.indices { records[kind]![i].flags = upload.flags } }
         }
-        let (records, rejected) = try AppBinding(caller: caller).apply(decoded, rejected: invalid, uploadApp: incident?.appId)
         var result = IngestResult()
         result.rejected = rejected
-        var byEnv: [TelemetryEnvironment: [DecodedRecord]] = [:]
-        var registryCache: [String: AppFlags?] = [:]
-        var optedOutByApp: [String: Int] = [:]
-        for record in records {
-            let appId = record.keys.appId
-            let registered: AppFlags?
-            if let cached = registryCache[appId] {
-                registered = cached
-            } else {
-                registered = registry.flags(for: appId)
-                registryCache[appId] = registered
-            }
-            if registered?.telemetryDisabled == true { result.killedApps.insert(appId) }
-            switch PrivacyDecision.resolve(record: record.flags, registry: registered, userInitiated: userInitiated) {
-            case .store(let env): byEnv[env, default: []].append(record)
-            case .drop(let reason):
-                result.dropped[reason, default: 0] += 1
-                optedOutByApp[appId, default: 0] += 1
-            }
+        var byKind: [RecordKind: [TelemetryEnvironment: [DecodedRecord]]] = [:]
+        for (kind, list) in records {
+            let routed = privacy.route(list, userInitiated: userInitiated)
+            byKind[kind] = routed.byEnv
+            result.dropped.merge(routed.dropped, uniquingKeysWith: +)
+            result.killedApps.formUnion(routed.killedApps)
+            drops.dropped(.telemetryDisabled, kind: kind, byApp: routed.optedOutByApp, receivedAt: batch.receivedAt)
         }
-        drops.rejected(rejected.count, kind: kind, reason: "invalid", receivedAt: receivedAt)
-        drops.dropped(.telemetryDisabled, kind: kind, byApp: optedOutByApp, receivedAt: receivedAt)
+        drops.rejected(rejected.count, kind: batch.rejectedKind, reason: "invalid", receivedAt: batch.receivedAt)
 
-        // One append for the whole request: stored in every environment or in none. A
-        // diagnostic upload with no records still creates its incident (the user's note).
-        let outcomes = try await store.append(AppendRequest(kind: kind, receivedAt: receivedAt, records: byEnv, incident: incident))
+        // One append for the whole request: stored in every kind and environment or in none.
+        // A diagnostic upload with no records still creates its incident (the user's note).
+        let outcomes = try await append(AppendRequest(receivedAt: batch.receivedAt, records: byKind, incident: incident))
         for env in TelemetryEnvironment.allCases {
-            guard let outcome = outcomes[env] else { continue }
-            let list = byEnv[env] ?? []
-            result.accepted += outcome.stored
-            result.env[env] = outcome.stored
-            result.ids += outcome.ids
-            result.dropped[.duplicate, default: 0] += outcome.duplicates
-            metrics.accepted(outcome.stored, kind: kind, env: env)
-            drops.dropped(.duplicate, kind: kind, byApp: outcome.duplicateIndices.reduce(into: [:]) { $0[list[$1].keys.appId, default: 0] += 1 }, receivedAt: receivedAt)
-            // Fleet dashboards count the events stored now, not the retried duplicates.
-            if kind == .event { metrics.domain.recordStored(list, duplicateIndices: outcome.duplicateIndices, env: env) }
-            if kind == .log, outcome.stored > 0 {
-                // Mirror only what was stored now: a retried duplicate was mirrored the first time.
-                let skip = Set(outcome.duplicateIndices)
-                mirror.mirror(skip.isEmpty ? list : list.enumerated().filter { !skip.contains($0.offset) }.map(\.element), env: env)
+            for kind in RecordKind.allCases {
+                guard let outcome = outcomes[env, kind] else { continue }
+                stored(outcome, of: byKind[kind]?[env] ?? [], kind: kind, env: env, receivedAt: batch.receivedAt, into: &result)
             }
         }
+        if !result.killedApps.isEmpty { result.killSwitchSeconds = settings.current.killSwitchSeconds }
+        if let upload = batch.upload, let env = incident?.env {
+            result.incident = (upload.id, upload.guid)
+            metrics.incidentCreated(env: env)
+        }
+        result.serverTime = clock.nowMilliseconds()
         return result
     }
-}
 
-extension IngestPipeline {
-    /// The HTTP answer: 200 with the counts, or 400 when nothing in the body was usable.
-    func respond(_ result: IngestResult, decodedAnything: Bool) throws -> Response {
-        let now = clock.nowMilliseconds()
-        let headers = killSwitchHeaders(for: result)
-        let nothingTaken = result.accepted == 0 && result.dropped.values.reduce(0, +) == 0
-        if nothingTaken && !result.rejected.isEmpty {
-            var error = APIError.badRequest(
-                "no_valid_records",
-                "none of the \(result.rejected.count) records could be used; see 'rejected' for each line's reason")
-            let body = result.encode(serverTime: now)
-            // Reuse the counts object's members beside the error.
-            error.extraMembers = Array(body.dropFirst().dropLast(2))
-            error.headers = headers
-            throw error
+    /// Counts what one kind's share of an environment did, and mirrors the logs stored now
+    /// (a retried duplicate was mirrored the first time).
+    private func stored(
+        _ outcome: AppendOutcome, of list: [DecodedRecord], kind: RecordKind, env: TelemetryEnvironment, receivedAt: Int64,
+        into result: inout IngestResult
+    ) {
+        result.accepted += outcome.stored
+        result.env[env, default: 0] += outcome.stored
+        result.dropped[.duplicate, default: 0] += outcome.duplicates
+        metrics.accepted(outcome.stored, kind: kind, env: env)
+        let duplicatesByApp = outcome.duplicateIndices.reduce(into: [:]) { $0[list[$1].keys.appId, default: 0] += 1 }
+        drops.dropped(.duplicate, kind: kind, byApp: duplicatesByApp, receivedAt: receivedAt)
+        // Fleet dashboards count the events stored now, not the retried duplicates.
+        if kind == .event { metrics.domain.recordStored(list, duplicateIndices: outcome.duplicateIndices, env: env) }
+        if kind == .log, outcome.stored > 0 {
+            let skip = Set(outcome.duplicateIndices)
+            mirror.mirror(skip.isEmpty ? list : list.enumerated().filter { !skip.contains($0.offset) }.map(\.element), env: env)
         }
-        if nothingTaken && !decodedAnything {
-            throw APIError.badRequest("empty_body", "the request body holds no records")
+    }
+
+    /// Store failures are retry-later refusals: the client keeps the data and resends.
+    private func append(_ request: AppendRequest) async throws(IngestRefusal) -> AppendOutcomes {
+        do {
+            return try await store.append(request)
+        } catch let error as StoreError {
+            throw .storeUnavailable(detail: "\(error)", transient: true)
+        } catch {
+            logger.error("ingest commit failed", metadata: ["error": "\(error)"])
+            throw .storeUnavailable(detail: "\(error)", transient: false)
         }
-        return .json(result.encode(serverTime: now), headers: headers)
     }
 }

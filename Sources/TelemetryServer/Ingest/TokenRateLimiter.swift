@@ -1,5 +1,4 @@
 import Foundation
-import HTTPTypes
 import Metrics
 import Synchronization
 import TelemetryModel
@@ -28,10 +27,8 @@ final class TokenRateLimiter: Sendable {
         self.burstSeconds = burstSeconds
     }
 
-    var enabled: Bool { rate() > 0 }
-
     /// Takes `records` from the token's bucket or refuses with the wait needed.
-    func take(_ records: Int, token: Token?) throws {
+    func take(_ records: Int, token: Token?) throws(IngestRefusal) {
         let recordsPerSecond = Double(rate())
         guard recordsPerSecond > 0, let token, !token.scopes.contains(.admin) else { return }
         let burst = max(recordsPerSecond * burstSeconds, 1)
@@ -54,10 +51,7 @@ final class TokenRateLimiter: Sendable {
         }
         if let wait {
             Counter(label: MetricName.ingestRefused.rawValue, dimensions: [("reason", "token_rate_limit")], factory: factory).increment()
-            throw APIError(
-                .tooManyRequests, code: "rate_limited",
-                message: "token '\(token.name)' is over its ingest rate limit perTokenRecordsPerSecond=\(Int(recordsPerSecond)); retry later",
-                headers: [.retryAfter: String(max(1, Int(wait.rounded(.up))))])
+            throw .rateLimited(token: token.name, recordsPerSecond: Int(recordsPerSecond), retryAfterSeconds: max(1, Int(wait.rounded(.up))))
         }
     }
 }

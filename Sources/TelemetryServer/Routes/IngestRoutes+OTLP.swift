@@ -5,42 +5,22 @@ import TelemetryModel
 import TelemetryStore
 
 /// `POST /v1/logs` in the OpenTelemetry dialect: an OTLP/HTTP exporter pointed at the
-/// daemon's base URL posts here. The records are decoded by the `OTLP` library and then take
-/// the native path (app binding, rate limit, ingest pipeline: flags, PPE routing, dedupe,
-/// durable commit, journal mirror); only the answers differ, in OTLP/HTTP's shape.
+/// daemon's base URL posts here. The ingest pipeline decodes the records with the `OTLP`
+/// library and stores them the native way (app binding, rate limit, flags, PPE routing,
+/// dedupe, one durable commit for logs and events, journal mirror); only the answers
+/// differ, in OTLP/HTTP's shape.
 extension IngestRoutes {
     func otlpLogs(_ body: [UInt8], encoding: OTLPEncoding, principal: Token?) async throws -> Response {
+        let result: IngestResult
         do {
-            let now = pipeline.clock.nowMilliseconds()
-            let batch: OTLPBatch
-            do {
-                batch = try decodeOrRefuse {
-                    try OTLPLogsDecoder(limits: pipeline.configuration.decodeLimits).decode(body, encoding: encoding, receivedAt: now)
-                }
-            } catch let error as OTLPDecodingError {
-                throw APIError.badRequest("invalid_otlp", error.message)
-            }
-            guard let principal else {
-                throw APIError(.unauthorized, code: "unauthenticated", message: "ingest needs a caller: send Authorization: Bearer <token>")
-            }
-            // Bound once over the whole request, so a request whose logs are all another
-            // app's but whose events are allowed is not refused whole by the first commit.
-            let (kept, rejected) = try AppBinding(caller: principal).apply(batch.logs + batch.events, rejected: batch.rejected, uploadApp: nil)
-            try rateLimiter.take(kept.count, token: principal)
-            let eventRecords = Set(batch.events.map(\.line))
-            let logs = kept.filter { !eventRecords.contains($0.line) }
-            let events = kept.filter { eventRecords.contains($0.line) }
-            var result = try await store { try await pipeline.ingest(logs, rejected: rejected, kind: .log, receivedAt: now, caller: principal) }
-            if !events.isEmpty {
-                result.absorb(try await store { try await pipeline.ingest(events, rejected: [], kind: .event, receivedAt: now, caller: principal) })
-            }
-            var headers = pipeline.killSwitchHeaders(for: result)
-            headers[.contentType] = encoding.contentType
-            let answer = OTLPAnswer.success(rejected: result.rejected, warning: result.otlpWarning, encoding: encoding)
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: answer)))
-        } catch let error as APIError {
-            throw OTLPRefusal(error, encoding: encoding)
+            result = try await pipeline.otlpLogs(body, encoding: encoding, caller: principal)
+        } catch {
+            throw OTLPRefusal(error.apiError, encoding: encoding)
         }
+        var headers = result.killSwitchHeaders
+        headers[.contentType] = encoding.contentType
+        let answer = OTLPAnswer.success(rejected: result.rejected, warning: result.otlpWarning, encoding: encoding)
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: answer)))
     }
 
     /// Refusals of a request whose Content-Type already says OTLP protobuf (admission, body
@@ -81,16 +61,6 @@ struct OTLPRefusal: HTTPResponseError {
 }
 
 extension IngestResult {
-    /// Adds the outcome of a second commit of the same request (its events after its logs).
-    mutating func absorb(_ other: IngestResult) {
-        accepted += other.accepted
-        rejected += other.rejected
-        dropped.merge(other.dropped, uniquingKeysWith: +)
-        env.merge(other.env, uniquingKeysWith: +)
-        ids += other.ids
-        killedApps.formUnion(other.killedApps)
-    }
-
     /// What an OTLP exporter should know about records taken but not stored: OTLP has no
     /// field for them (they are not "rejected": resending would not help), so they are a
     /// warning in `partial_success.error_message`.
@@ -103,17 +73,5 @@ extension IngestResult {
             parts.append("\(n) log record\(n == 1 ? "" : "s") already stored (same log.record.uid), not stored twice")
         }
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
-    }
-}
-
-extension IngestPipeline {
-    /// The 1DS kill switch: apps the registry marks opted-out stop sending for a while.
-    func killSwitchHeaders(for result: IngestResult) -> HTTPFields {
-        var headers: HTTPFields = [:]
-        if !result.killedApps.isEmpty {
-            headers[HTTPField.Name("Kill-Tokens")!] = result.killedApps.sorted().joined(separator: ",")
-            headers[HTTPField.Name("Kill-Duration")!] = String(settings.current.killSwitchSeconds)
-        }
-        return headers
     }
 }

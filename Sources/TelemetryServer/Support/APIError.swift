@@ -10,8 +10,8 @@ public struct APIError: HTTPResponseError, Sendable {
     public var code: String
     public var message: String
     public var headers: HTTPFields = [:]
-    /// Already-encoded JSON members added beside `error` (e.g. `"rejected":[...]`).
-    public var extraMembers: [UInt8] = []
+    /// Writes members beside `error` (e.g. an ingest answer's `rejected` lines).
+    public var extraMembers: (@Sendable (inout JSONWriter) -> Void)?
 
     public init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) {
         self.status = status
@@ -28,12 +28,9 @@ public struct APIError: HTTPResponseError, Sendable {
         w.field("code", code)
         w.field("message", message)
         w.endObject()
+        extraMembers?(&w)
+        w.endObject()
         var bytes = w.bytes
-        if !extraMembers.isEmpty {
-            bytes.append(UInt8(ascii: ","))
-            bytes.append(contentsOf: extraMembers)
-        }
-        bytes.append(UInt8(ascii: "}"))
         bytes.append(0x0A)
         var headers = self.headers
         headers[.contentType] = "application/json"

@@ -97,6 +97,13 @@ struct BatchWriter {
             let arrivals = try survivors(of: kind, in: groups, outcomes: &outcomes, nextSeq: nextSeq)
             guard !arrivals.isEmpty else { continue }
             kinds.insert(kind)
+            if kind == .event, staged == nil {
+                // Only survivors are counted, in the transaction that stores them; staged
+                // events are counted when they are published (CrossEnvironmentCommit).
+                var rollups = EventRollupDelta()
+                for arrival in arrivals { rollups.add(arrival.record.keys, receivedAt: groups[arrival.group].receivedAt) }
+                try rollups.apply(db)
+            }
             for (position, arrival) in arrivals.enumerated() {
                 outcomes[arrival.group].ids.append(nextSeq + Int64(position))
                 outcomes[arrival.group].stored += 1

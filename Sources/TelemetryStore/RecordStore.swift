@@ -19,6 +19,14 @@ public protocol RecordStore: Sendable {
         _ visit: @Sendable (RecordKeys) -> Void
     ) async throws
 
+    /// Visits the input of an event stats computation from one consistent snapshot: rollup
+    /// rows for `scan.rollupHours`, the keys of the matching events for the rest of the window.
+    func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws
+
+    /// Recomputes `env`'s rollups from its stored records (for rollups that were lost or
+    /// damaged); counts of records retention removed are not recoverable.
+    func rebuildRollups(env: TelemetryEnvironment) async throws -> RollupRebuildResult
+
     func incident(id: String) async throws -> Incident?
 
     /// The id of the newest record in `env` (0 when empty): where a follower starts.

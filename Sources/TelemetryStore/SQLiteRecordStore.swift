@@ -54,6 +54,14 @@ public final class SQLiteRecordStore: RecordStore {
         try await databases[env]!.scanKeys(kind: kind, since: since, until: until, visit)
     }
 
+    public func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws {
+        try await databases[scan.env]!.eventStats(scan, visit)
+    }
+
+    public func rebuildRollups(env: TelemetryEnvironment) async throws -> RollupRebuildResult {
+        try await databases[env]!.rebuildRollups()
+    }
+
     public func incident(id: String) async throws -> Incident? {
         for env in TelemetryEnvironment.allCases {
             if let found = try await databases[env]!.incident(id: id) { return found }

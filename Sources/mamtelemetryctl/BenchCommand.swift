@@ -36,6 +36,8 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Write the generated records as events.ndjson and logs.ndjson into this directory, then exit (for baselines).")
     var dump: String?
     @Option(help: "Records to write with --dump.") var dumpRecords = 100_000
+    @Option(help: "Spread event times over this many whole hours before the current hour (default: the last 10 minutes), so stats over a long window have history to read.")
+    var spreadHours: Int?
     @Flag(help: "Print the result as JSON.") var json = false
 
     func run() async throws {
@@ -48,7 +50,7 @@ struct BenchCommand: AsyncParsableCommand {
         let pool = try BenchPool.make(
             records: poolRecords ?? min(max(expected, batchSize * concurrency * 2), 1_500_000), batchSize: batchSize,
             logsFraction: logsFraction, logsProtocol: logsProtocol, encoding: encoding, nonce: nonce, ppe: ppeFraction,
-            disabled: disabledFraction)
+            disabled: disabledFraction, times: spreadHours.map(BenchTimes.hoursBeforeThisHour) ?? .lastTenMinutes)
 
         var config = HTTPClient.Configuration()
         config.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(concurrency, 1))
@@ -152,14 +154,14 @@ struct BenchPool: Sendable {
 
     static func make(
         records: Int, batchSize: Int, logsFraction: Double, logsProtocol: BenchLogsProtocol = .native, encoding: BenchEncoding,
-        nonce: UInt64, ppe: Double, disabled: Double
+        nonce: UInt64, ppe: Double, disabled: Double, times: BenchTimes = .lastTenMinutes
     ) throws -> BenchPool {
         let count = max(1, (records + batchSize - 1) / batchSize)
         let zlib = encoding == .identity ? nil : try Zlib.load()
         // Build in parallel (before timing) so large pools are ready in seconds.
         let slots = Mutex([BenchBody?](repeating: nil, count: count))
         DispatchQueue.concurrentPerform(iterations: count) { b in
-            var gen = BenchData(seed: nonce &+ UInt64(b) &* 0x9E37_79B9, nonce: nonce, ppe: ppe, disabled: disabled)
+            var gen = BenchData(seed: nonce &+ UInt64(b) &* 0x9E37_79B9, nonce: nonce, ppe: ppe, disabled: disabled, times: times)
             let isLog = Double(b % 100) < logsFraction * 100
             var raw: [UInt8] = []
             raw.reserveCapacity(batchSize * 420)
@@ -201,6 +203,25 @@ struct BenchPool: Sendable {
     }
 }
 
+/// When the generated records happened: uniformly within `startMs ..< startMs + spanMs`.
+struct BenchTimes: Sendable {
+    var startMs: Int64
+    var spanMs: Int64
+
+    /// The default: live traffic of the last ten minutes.
+    static var lastTenMinutes: BenchTimes {
+        BenchTimes(startMs: Int64(Date().timeIntervalSince1970 * 1000) - 600_000, spanMs: 600_000)
+    }
+
+    /// History: the `hours` whole hours that end where the current hour starts, so a stats
+    /// window ending there reads whole hours only.
+    static func hoursBeforeThisHour(_ hours: Int) -> BenchTimes {
+        let hour: Int64 = 3_600_000
+        let thisHour = Int64(Date().timeIntervalSince1970 * 1000) / hour * hour
+        return BenchTimes(startMs: thisHour - Int64(max(hours, 1)) * hour, spanMs: Int64(max(hours, 1)) * hour)
+    }
+}
+
 /// Realistic MAM SDK telemetry: three event kinds, a skewed status-code mix, a fleet of
 /// devices and a few apps, plus verbose/info diagnostic logs. Deterministic per seed.
 struct BenchData {
@@ -208,13 +229,14 @@ struct BenchData {
     let nonce: UInt64
     let ppe: Double
     let disabled: Double
-    let baseMs = Int64(Date().timeIntervalSince1970 * 1000) - 600_000
+    let times: BenchTimes
 
-    init(seed: UInt64, nonce: UInt64, ppe: Double, disabled: Double) {
+    init(seed: UInt64, nonce: UInt64, ppe: Double, disabled: Double, times: BenchTimes = .lastTenMinutes) {
         self.rng = seed | 1
         self.nonce = nonce
         self.ppe = ppe
         self.disabled = disabled
+        self.times = times
     }
 
     static let apps = [
@@ -265,7 +287,7 @@ struct BenchData {
     }
 
     mutating func time() -> String {
-        let ms = baseMs + Int64(below(600_000))
+        let ms = times.startMs + Int64(below(Int(times.spanMs)))
         let date = Date(timeIntervalSince1970: Double(ms) / 1000)
         var t = time_t(ms / 1000)
         var tmv = tm()

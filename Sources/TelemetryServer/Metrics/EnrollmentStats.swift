@@ -50,6 +50,14 @@ struct EnrollmentAccumulator {
         durations.merge(row.durations)
     }
 
+    mutating func merge(_ other: EnrollmentAccumulator) {
+        count += other.count
+        succeeded += other.succeeded
+        failed += other.failed
+        durations.merge(other.durations)
+        for (code, n) in other.failures { failures[code, default: 0] += n }
+    }
+
     /// A call's outcome is its own `didSucceed` when it reported one, else its status code's.
     private mutating func add(calls: Int, statusCode: Int?, succeeded reported: Bool?) {
         count += calls
@@ -93,9 +101,10 @@ struct EnrollmentStats: Encodable {
 /// Builds `EnrollmentStats` from what the store visits: records and rollup rows.
 struct EnrollmentStatsBuilder {
     let parameters: StatsParameters
-    var total = EnrollmentAccumulator()
-    var byOperation: [String: EnrollmentAccumulator] = [:]
-    var buckets: [Int64: (total: EnrollmentAccumulator, byOperation: [String: EnrollmentAccumulator])] = [:]
+    /// Bucket start → operation → calls. Inputs are added here only; the buckets', the
+    /// operations' and the window's totals are merged from these cells once, in `result()`,
+    /// so each record or rollup row (with its duration sketch) is added once, not four times.
+    var cells: [Int64: [String: EnrollmentAccumulator]] = [:]
 
     mutating func add(_ input: EventStatsInput) {
         switch input {
@@ -107,26 +116,28 @@ struct EnrollmentStatsBuilder {
         }
     }
 
-    /// Adds to the four accumulators an input at `time` counts in: the window's, its
-    /// operation's, its bucket's and its bucket-and-operation's.
     private mutating func add(at time: Int64, detail: String, _ add: (inout EnrollmentAccumulator) -> Void) {
         let op = detail.isEmpty ? "unknown" : detail
-        add(&total)
-        add(&byOperation[op, default: .init()])
-        let start = parameters.bucketStart(time)
-        add(&buckets[start, default: (.init(), [:])].total)
-        add(&buckets[start]!.byOperation[op, default: .init()])
+        add(&cells[parameters.bucketStart(time), default: [:]][op, default: .init()])
     }
 
     func result() -> EnrollmentStats {
-        EnrollmentStats(
-            window: parameters.window, total: total.summary(), byOperation: byOperation.mapValues { $0.summary() },
-            buckets: buckets.keys.sorted().map { start in
-                let b = buckets[start]!
-                return .init(
-                    start: Timestamp.format(milliseconds: start), total: b.total.summary(),
-                    byOperation: b.byOperation.mapValues { $0.summary() })
-            })
+        var total = EnrollmentAccumulator()
+        var byOperation: [String: EnrollmentAccumulator] = [:]
+        let buckets = cells.keys.sorted().map { start in
+            let operations = cells[start]!
+            var bucketTotal = EnrollmentAccumulator()
+            for (op, calls) in operations {
+                bucketTotal.merge(calls)
+                byOperation[op, default: .init()].merge(calls)
+            }
+            total.merge(bucketTotal)
+            return EnrollmentStats.Bucket(
+                start: Timestamp.format(milliseconds: start), total: bucketTotal.summary(),
+                byOperation: operations.mapValues { $0.summary() })
+        }
+        return EnrollmentStats(
+            window: parameters.window, total: total.summary(), byOperation: byOperation.mapValues { $0.summary() }, buckets: buckets)
     }
 }
 

@@ -6,6 +6,8 @@
   journal-remote PORT FILE BATCH SECONDS
                              POST export-format entries to systemd-journal-remote, records/s
   scan URL APP SINCE UNTIL   page GET /v1/events?since&until&app=&limit=10000, time and count
+  stats URL HOURS            GET /v1/stats/{enrollment,launches,actions} over the HOURS whole hours
+                             before the current one, from rollups and with source=records (best of 3)
 Each prints one JSON object.
 """
 import http.client, json, os, sys, time, urllib.parse, zlib
@@ -105,5 +107,57 @@ def cmd_scan(url, app, since, until):
                       "httpSeconds": round(server_time, 3)}))
 
 
+def auth_headers():
+    # The daemon wrote its first-start admin token into the data directory bench.sh exported.
+    token_path = os.path.join(os.environ.get("MAMTELEMETRY_DATA_DIR", "data"), "admin.token")
+    headers = {"Accept": "application/json"}
+    if os.path.exists(token_path):
+        headers["Authorization"] = "Bearer " + open(token_path).read().strip()
+    return headers
+
+
+def cmd_stats(url, hours):
+    u = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=600)
+    headers = auth_headers()
+    hour = 3_600_000
+    until = int(time.time() * 1000) // hour * hour - 1
+    since = until + 1 - int(hours) * hour
+
+    def get(what, source):
+        q = "/v1/stats/%s?%s" % (what, urllib.parse.urlencode(
+            {"since": since, "until": until, "interval": "1d", "source": source}))
+        best, answer = None, None
+        for _ in range(3):
+            s = time.monotonic()
+            conn.request("GET", q, headers=headers)
+            r = conn.getresponse()
+            body = r.read()
+            took = time.monotonic() - s
+            if r.status != 200:
+                raise SystemExit(json.dumps({"error": r.status, "body": body[:300].decode(errors="replace")}))
+            best = took if best is None else min(best, took)
+            answer = body
+        return best, answer
+
+    out = {"hours": int(hours)}
+    events = 0
+    for what in ("enrollment", "launches", "actions"):
+        rollups, a = get(what, "rollups")
+        records, b = get(what, "records")
+        answer = json.loads(a)
+        events += answer["total"]["count"] if what == "enrollment" else answer["total"]
+        out[what] = {"rollupsSeconds": round(rollups, 4), "recordsSeconds": round(records, 4),
+                     "speedup": round(records / rollups, 1), "sameAnswer": a == b}
+    # Every generated event is one of the three names, and each request reads them all.
+    out["eventsInWindow"] = events
+    for what in ("enrollment", "launches", "actions"):
+        r = out[what]
+        r["rollupsEventsPerSecond"] = int(events / r["rollupsSeconds"])
+        r["recordsEventsPerSecond"] = int(events / r["recordsSeconds"])
+    print(json.dumps(out))
+
+
 if __name__ == "__main__":
-    {"zlib": cmd_zlib, "export": cmd_export, "journal-remote": cmd_journal_remote, "scan": cmd_scan}[sys.argv[1]](*sys.argv[2:])
+    {"zlib": cmd_zlib, "export": cmd_export, "journal-remote": cmd_journal_remote, "scan": cmd_scan,
+     "stats": cmd_stats}[sys.argv[1]](*sys.argv[2:])

@@ -5,6 +5,7 @@
 #   (c) store compression ratio (sum rawBytes / sum storedBytes from the batch table)
 #   (d) query scan rate: time range + app filter, paged with nextCursor
 #   (e) idle RSS and RSS under load
+#   (h) stats over 30 days of history: from the hourly rollups vs reading every record
 #   baselines: raw zlib level 6 of the same NDJSON on one core; systemd-journal-remote
 #   ingesting the same log records over HTTP (vs. our logs-only ingest);
 #   (g) OTLP/HTTP protobuf logs ingest of the same kind of records, beside our NDJSON (f).
@@ -24,6 +25,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 if [ "$SMOKE" = 1 ]; then D=2; DUMP=20000; else D=${BENCH_SECONDS:-15}; DUMP=200000; fi
+STATS_HOURS=${BENCH_STATS_HOURS:-720}
 CONC=${BENCH_CONCURRENCY:-16}
 BATCH=${BENCH_BATCH:-500}
 SCRATCH=${BENCH_SCRATCH:-.build-release}
@@ -123,6 +125,11 @@ EVENTS_IN_WINDOW=$(jget "$OUT/c-ratio.json" events)
 python3 Benchmarks/baselines.py scan "$URL" com.contoso.outlook -2h now >"$OUT/d-scan.json" || true
 cat "$OUT/d-scan.json"
 
+echo "== (h) stats over a long window: hourly rollups vs reading every record, same daemon and answer"
+# History for the stats: events spread over the $STATS_HOURS whole hours before this one.
+"$CTL" bench --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding gzip --logs-fraction 0 --spread-hours "$STATS_HOURS" --json >"$OUT/h-history.json"
+python3 Benchmarks/baselines.py stats "$URL" "$STATS_HOURS" | tee "$OUT/h-stats.json"
+
 echo "== (e) RSS"
 LOAD_PEAK=$(python3 -c "import json;print(max(json.load(open('$OUT/a-closed.json')).get('daemonPeakRSSMiB',0), json.load(open('$OUT/b-open.json')).get('daemonPeakRSSMiB',0)))")
 echo "idle ${IDLE_KIB} KiB, peak under load ${LOAD_PEAK} MiB"
@@ -178,6 +185,14 @@ print(row("logs ingest (identity)", "%.0f rec/s" % f["recordsPerSecond"], "-", T
           "%.2fx systemd-journal-remote (%.0f rec/s)" % (f["recordsPerSecond"] / max(p["recordsPerSecond"], 1), p["recordsPerSecond"])))
 print(row("OTLP/HTTP logs ingest (protobuf, identity)", "%.0f rec/s (daemon CPU %.0f%%, %d accepted)" % (g["recordsPerSecond"], g.get("daemonCPUPercent", 0), g["accepted"]), "-", True,
           "%.2fx our NDJSON logs ingest (%.0f rec/s, daemon CPU %.0f%%)" % (g["recordsPerSecond"] / max(f["recordsPerSecond"], 1), f["recordsPerSecond"], f.get("daemonCPUPercent", 0))))
+h = L("h-stats.json")
+e = h["enrollment"]
+print(row("stats, enrollment over %d h of history (%d events)" % (h["hours"], h["eventsInWindow"]),
+          "%.0f events/s from rollups (%.3f s; launches %.0f, actions %.0f)" % (e["rollupsEventsPerSecond"], e["rollupsSeconds"],
+              h["launches"]["rollupsEventsPerSecond"], h["actions"]["rollupsEventsPerSecond"]),
+          ">= 10,000,000/s", e["rollupsEventsPerSecond"] >= 10_000_000,
+          "%.1fx reading every record (%.0f events/s); same answer: %s" % (e["speedup"], e["recordsEventsPerSecond"],
+              all(h[w]["sameAnswer"] for w in ("enrollment", "launches", "actions")))))
 errs = {k: v for k, v in [("a", a["errors"]), ("b", b["errors"]), ("f", f["errors"]), ("g", g["errors"])] if v}
 print("errors by run:", errs or "none", "| pool wrapped (duplicates):", {k: x["poolWrapped"] for k, x in [("a", a), ("b", b), ("f", f), ("g", g)]})
 if smoke: print("(smoke mode: figures are not meaningful)")

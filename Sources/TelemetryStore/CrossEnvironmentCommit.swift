@@ -10,8 +10,9 @@ import TelemetryModel
 ///    stage id: durable, its dedupe keys claimed, but invisible to queries.
 /// 3. The deciding transaction writes the PPE part to `batch` together with a
 ///    `stage_decision` row for the stage id. That commit is the request's commit point.
-/// 4. The staged part is published (moved into `batch`). If step 3 failed it is discarded
-///    instead, with its dedupe keys, and the request is answered with an error.
+/// 4. The staged part is published (moved into `batch`, its events added to the rollups).
+///    If step 3 failed it is discarded instead, with its dedupe keys, and the request is
+///    answered with an error.
 ///
 /// Recovery (`recover`, at open and before the next staging commit when step 4 failed)
 /// publishes staged records whose stage has a decision and discards the others. So after
@@ -93,6 +94,10 @@ struct CrossEnvironmentCommit: Sendable {
                                levelMask, bloom, keys, payload
                         FROM staged_batch WHERE stage = ? ORDER BY firstSeq
                         """, arguments: [stage])
+                var rollups = EventRollupDelta()
+                try rollups.addBatches(
+                    db, sql: "SELECT receivedAt, keys FROM staged_batch WHERE stage = ? AND kind = 0", arguments: [stage])
+                try rollups.apply(db)
                 var end = try EnvironmentDatabase.nextSeq(db)
                 for row in rows {
                     end = max(end, row["firstSeq"] + row["count"] as Int64)

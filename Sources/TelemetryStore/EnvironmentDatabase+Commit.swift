@@ -108,6 +108,13 @@ struct BatchWriter {
             if !kindsWritten.subtracting([kind]).isEmpty { try betweenKinds() }
             kinds.insert(kind)
             kindsWritten.insert(kind)
+            if kind == .event, staged == nil {
+                // Only survivors are counted, in the transaction that stores them; staged
+                // events are counted when they are published (CrossEnvironmentCommit).
+                var rollups = EventRollupDelta()
+                for arrival in arrivals { rollups.add(arrival.record.keys, receivedAt: groups[arrival.group].receivedAt) }
+                try rollups.apply(db)
+            }
             for (position, arrival) in arrivals.enumerated() {
                 outcomes[arrival.group].ids.append(nextSeq + Int64(position))
                 outcomes[arrival.group].stored += 1

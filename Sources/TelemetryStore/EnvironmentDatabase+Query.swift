@@ -80,23 +80,6 @@ extension EnvironmentDatabase {
             return RecordPage(records: found, nextAfter: next)
         }
     }
-
-    func scanKeys(kind: RecordKind, since: Int64?, until: Int64?, _ visit: @Sendable (RecordKeys) -> Void) async throws {
-        try await pool.read { db in
-            let rows = try Row.fetchCursor(
-                db,
-                sql: "SELECT keys FROM batch WHERE kind = ? AND maxTime >= ? AND minTime <= ? ORDER BY firstSeq",
-                arguments: [kind == .event ? 0 : 1, since ?? Int64.min, until ?? Int64.max])
-            while let row = try rows.next() {
-                let keys = try KeysBlock.decode(Inflate.decompress([UInt8](row["keys"] as Data), format: .zlib))
-                for k in keys {
-                    if let since, k.time < since { continue }
-                    if let until, k.time > until { continue }
-                    visit(k)
-                }
-            }
-        }
-    }
 }
 
 extension ArraySlice where Element == UInt8 {

@@ -4,7 +4,8 @@ import GRDB
 import TelemetryModel
 
 extension EnvironmentDatabase {
-    /// Deletes batches past their age, then — while the database holds more than `maxBytes` —
+    /// Deletes batches past their age (their events stay counted in the rollups, which have an
+    /// age of their own), then — while the database holds more than `maxBytes` —
     /// the oldest batches in ``RetentionClass`` order, with their dedup ids, in one
     /// transaction; then gives the freed pages back to the filesystem. Batches are judged by
     /// receive time, so a device with a wrong clock cannot keep data forever or lose it early.
@@ -21,6 +22,9 @@ extension EnvironmentDatabase {
                 let verboseOnly = RetentionClass.verboseLogs.condition
                 result += try Self.deleteBatches(where: "\(verboseOnly) AND receivedAt < ?", [nowMs - age * 1000], db: db)
                 result.verboseScrubbed += try Self.scrubVerbose(olderThan: nowMs - age * 1000, db: db)
+            }
+            if let age = limits.rollupsMaxAge {
+                result.rollupRows += try Self.expireRollups(before: nowMs - age * 1000, db: db)
             }
             if let maxBytes = limits.maxBytes {
                 result += try Self.deleteForSizeCap(maxBytes, db: db)

@@ -12,12 +12,13 @@ public protocol RecordStore: Sendable {
 
     func query(_ query: RecordQuery) async throws -> RecordPage
 
-    /// Visits the keys of every record of `kind` in the time window, oldest batch first:
-    /// the input of stats, which must cover history, not just what is in memory.
-    func scanKeys(
-        kind: RecordKind, env: TelemetryEnvironment, since: Int64?, until: Int64?,
-        _ visit: @Sendable (RecordKeys) -> Void
-    ) async throws
+    /// Visits the input of an event stats computation from one consistent snapshot: rollup
+    /// rows for `scan.rollupHours`, the keys of the matching events for the rest of the window.
+    func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws
+
+    /// Recomputes `env`'s rollups from its stored records (for rollups that were lost or
+    /// damaged); counts of records retention removed are not recoverable.
+    func rebuildRollups(env: TelemetryEnvironment) async throws -> RollupRebuildResult
 
     func incident(id: String) async throws -> Incident?
 

@@ -15,12 +15,23 @@ public struct RetentionPolicy: Sendable, Hashable {
         /// Most bytes this environment's database may hold (its live pages); past it batches
         /// are deleted in ``RetentionClass`` order, oldest first.
         public var maxBytes: Int64?
+        /// How long an hourly event rollup row is kept after the last record counted in it was
+        /// received, in seconds (nil: forever). Rollups outlive the records on purpose, so a
+        /// long report still counts hours whose records retention removed.
+        public var rollupsMaxAge: Int64?
 
-        public init(eventsMaxAge: Int64?, logsMaxAge: Int64?, verboseLogsMaxAge: Int64?, maxBytes: Int64?) {
+        /// Rollups are kept for 400 days unless told otherwise: a year-over-year report works.
+        public static let defaultRollupsMaxAge: Int64 = 400 * 86_400
+
+        public init(
+            eventsMaxAge: Int64?, logsMaxAge: Int64?, verboseLogsMaxAge: Int64?, maxBytes: Int64?,
+            rollupsMaxAge: Int64? = defaultRollupsMaxAge
+        ) {
             self.eventsMaxAge = eventsMaxAge
             self.logsMaxAge = logsMaxAge
             self.verboseLogsMaxAge = verboseLogsMaxAge
             self.maxBytes = maxBytes
+            self.rollupsMaxAge = rollupsMaxAge
         }
     }
 
@@ -46,6 +57,8 @@ public struct RetentionResult: Sendable, Hashable {
     public var bytes: Int64 = 0
     /// Verbose records whose content was scrubbed in place.
     public var verboseScrubbed = 0
+    /// Hourly event rollup rows past their own age (see `Limits.rollupsMaxAge`).
+    public var rollupRows = 0
     /// Bytes the database files shrank by (free pages cut off, WAL emptied).
     public var bytesReturned: Int64 = 0
 
@@ -56,6 +69,7 @@ public struct RetentionResult: Sendable, Hashable {
         lhs.records += rhs.records
         lhs.bytes += rhs.bytes
         lhs.verboseScrubbed += rhs.verboseScrubbed
+        lhs.rollupRows += rhs.rollupRows
         lhs.bytesReturned += rhs.bytesReturned
     }
 }

@@ -48,11 +48,12 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
         try await databases[query.env].query(query)
     }
 
-    public func scanKeys(
-        kind: RecordKind, env: TelemetryEnvironment, since: Int64?, until: Int64?,
-        _ visit: @Sendable (RecordKeys) -> Void
-    ) async throws {
-        try await databases[env].scanKeys(kind: kind, since: since, until: until, visit)
+    public func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws {
+        try await databases[scan.env].eventStats(scan, visit)
+    }
+
+    public func rebuildRollups(env: TelemetryEnvironment) async throws -> RollupRebuildResult {
+        try await databases[env].rebuildRollups()
     }
 
     public func incident(id: String) async throws -> Incident? {

@@ -105,6 +105,37 @@ enum StoreSchema {
                     CREATE TABLE stage_decision (stage TEXT PRIMARY KEY, decidedAt INTEGER NOT NULL);
                     """)
         }
+        m.registerMigration("v3-event-rollups") { db in
+            // Hourly rollups of the events the stats read, updated in the transaction that
+            // makes the events visible (see EventRollupDelta); a store created before them
+            // gets them computed from its records here. `hasStatusCode`/`outcome` stand for
+            // the absent values, since key columns cannot be NULL.
+            try db.execute(
+                sql: """
+                    CREATE TABLE event_rollup (
+                      hour INTEGER NOT NULL,
+                      name TEXT NOT NULL,
+                      appId TEXT NOT NULL,
+                      detail TEXT NOT NULL,
+                      hasStatusCode INTEGER NOT NULL,
+                      statusCode INTEGER NOT NULL,
+                      outcome INTEGER NOT NULL,
+                      count INTEGER NOT NULL,
+                      lastReceivedAt INTEGER NOT NULL,
+                      PRIMARY KEY (hour, name, appId, detail, hasStatusCode, statusCode, outcome)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE event_latency_rollup (
+                      hour INTEGER NOT NULL,
+                      name TEXT NOT NULL,
+                      appId TEXT NOT NULL,
+                      detail TEXT NOT NULL,
+                      lastReceivedAt INTEGER NOT NULL,
+                      sketch BLOB NOT NULL,
+                      PRIMARY KEY (hour, name, appId, detail)
+                    ) WITHOUT ROWID;
+                    """)
+            _ = try EnvironmentDatabase.rebuildRollups(db)
+        }
         return m
     }
 }

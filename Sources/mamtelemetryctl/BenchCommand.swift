@@ -36,6 +36,8 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Write the generated records as events.ndjson and logs.ndjson into this directory, then exit (for baselines).")
     var dump: String?
     @Option(help: "Records to write with --dump.") var dumpRecords = 100_000
+    @Option(help: "Spread event times over this many whole hours before the current hour (default: the last 10 minutes), so stats over a long window have history to read.")
+    var spreadHours: Int?
     @Flag(help: "Print the result as JSON.") var json = false
 
     func run() async throws {
@@ -48,7 +50,7 @@ struct BenchCommand: AsyncParsableCommand {
         let pool = try BenchPool.make(
             records: poolRecords ?? min(max(expected, batchSize * concurrency * 2), 1_500_000), batchSize: batchSize,
             logsFraction: logsFraction, logsProtocol: logsProtocol, encoding: encoding, nonce: nonce, ppe: ppeFraction,
-            disabled: disabledFraction)
+            disabled: disabledFraction, times: spreadHours.map(BenchTimes.hoursBeforeThisHour) ?? .lastTenMinutes)
 
         var config = HTTPClient.Configuration()
         config.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(concurrency, 1))

@@ -5,13 +5,14 @@ struct BenchData {
     let nonce: UInt64
     let ppe: Double
     let disabled: Double
-    let baseMs = Int64(Date().timeIntervalSince1970 * 1000) - 600_000
+    let times: BenchTimes
 
-    init(seed: UInt64, nonce: UInt64, ppe: Double, disabled: Double) {
+    init(seed: UInt64, nonce: UInt64, ppe: Double, disabled: Double, times: BenchTimes = .lastTenMinutes) {
         self.rng = seed | 1
         self.nonce = nonce
         self.ppe = ppe
         self.disabled = disabled
+        self.times = times
     }
 
     static let apps = [
@@ -62,7 +63,7 @@ struct BenchData {
     }
 
     mutating func time() -> String {
-        let ms = baseMs + Int64(below(600_000))
+        let ms = times.startMs + Int64(below(Int(times.spanMs)))
         let date = Date(timeIntervalSince1970: Double(ms) / 1000)
         var t = time_t(ms / 1000)
         var tmv = tm()

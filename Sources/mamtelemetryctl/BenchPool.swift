@@ -19,14 +19,14 @@ struct BenchPool: Sendable {
 
     static func make(
         records: Int, batchSize: Int, logsFraction: Double, logsProtocol: BenchLogsProtocol = .native, encoding: BenchEncoding,
-        nonce: UInt64, ppe: Double, disabled: Double
+        nonce: UInt64, ppe: Double, disabled: Double, times: BenchTimes = .lastTenMinutes
     ) throws -> BenchPool {
         let count = max(1, (records + batchSize - 1) / batchSize)
         let zlib = encoding == .identity ? nil : try Zlib.load()
         // Build in parallel (before timing) so large pools are ready in seconds.
         let slots = Mutex([BenchBody?](repeating: nil, count: count))
         DispatchQueue.concurrentPerform(iterations: count) { b in
-            var gen = BenchData(seed: nonce &+ UInt64(b) &* 0x9E37_79B9, nonce: nonce, ppe: ppe, disabled: disabled)
+            var gen = BenchData(seed: nonce &+ UInt64(b) &* 0x9E37_79B9, nonce: nonce, ppe: ppe, disabled: disabled, times: times)
             let isLog = Double(b % 100) < logsFraction * 100
             var raw: [UInt8] = []
             raw.reserveCapacity(batchSize * 420)

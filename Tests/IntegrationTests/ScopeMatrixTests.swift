@@ -50,6 +50,7 @@ import Testing
             Route(method: .GET, path: "/v1/stats/launches", scope: "read"),
             Route(method: .GET, path: "/v1/stats/actions", scope: "read"),
             Route(method: .GET, path: "/v1/stats/drops", scope: "read"),
+            Route(method: .POST, path: "/v1/stats/rollups/rebuild?env=ppe", scope: "admin"),
             Route(method: .GET, path: "/v1/pseudonyms?identity=jane%40contoso.com", scope: "pii"),
             Route(method: .GET, path: "/v1/bundles?app=com.contoso.a", scope: "bundle"),
             Route(method: .GET, path: "/v1/incidents/\(incident)/bundle", scope: "bundle"),

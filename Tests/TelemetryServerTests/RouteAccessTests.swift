@@ -35,7 +35,7 @@ import Testing
         "POST /v1/telemetry": "ingest", "POST /v1/logs": "ingest", "POST /v1/diagnostics": "ingest",
         "GET /v1/events": "read", "GET /v1/logs": "read", "GET /v1/incidents/{id}": "read",
         "GET /v1/stats/enrollment": "read", "GET /v1/stats/launches": "read", "GET /v1/stats/actions": "read",
-        "GET /v1/stats/drops": "read",
+        "GET /v1/stats/drops": "read", "POST /v1/stats/rollups/rebuild": "admin",
         "GET /v1/bundles": "bundle", "GET /v1/incidents/{id}/bundle": "bundle",
         "GET /v1/apps": "admin", "PUT /v1/apps/{appId}": "admin", "DELETE /v1/apps/{appId}": "admin",
         "GET /v1/tokens": "admin", "POST /v1/tokens": "admin", "DELETE /v1/tokens/{id}": "admin",

@@ -1,4 +1,5 @@
 import TelemetryModel
+import TelemetryStore
 
 /// `GET /v1/stats/launches` and `/v1/stats/actions`: event counts split by one dimension
 /// (management type, action), over the window and per time bucket.
@@ -26,12 +27,21 @@ struct CountStatsBuilder {
     var counts: [String: Int] = [:]
     var buckets: [Int64: [String: Int]] = [:]
 
-    mutating func add(_ k: RecordKeys) {
-        guard k.name == event, parameters.includes(k) else { return }
-        let key = k.detail.isEmpty ? "unknown" : k.detail
-        total += 1
-        counts[key, default: 0] += 1
-        buckets[parameters.bucketStart(k.time), default: [:]][key, default: 0] += 1
+    mutating func add(_ input: EventStatsInput) {
+        switch input {
+        case .record(let k):
+            guard k.name == event, parameters.includes(k) else { return }
+            add(k.detail, at: k.time, count: 1)
+        case .counts(let row): add(row.detail, at: row.hour, count: row.count)
+        case .durations: break
+        }
+    }
+
+    private mutating func add(_ detail: String, at time: Int64, count: Int) {
+        let key = detail.isEmpty ? "unknown" : detail
+        total += count
+        counts[key, default: 0] += count
+        buckets[parameters.bucketStart(time), default: [:]][key, default: 0] += count
     }
 
     func result() -> CountStats {

@@ -1,4 +1,5 @@
 import TelemetryModel
+import TelemetryStore
 
 /// Aggregates of `EnrollmentCall` events: counts, success rate, duration percentiles and
 /// the failing status codes (with their SDK names) that matter most.
@@ -24,51 +25,62 @@ struct EnrollmentSummary: Encodable {
     }
 }
 
-/// Collects one group of calls (a bucket, an operation); `summary()` finishes it.
+/// Collects one group of calls (a bucket, an operation) from records and rollup rows alike;
+/// `summary()` finishes it. Durations go into a ``LatencySketch`` on both paths, so an answer
+/// is the same whichever mix of rollups and records it was computed from.
 struct EnrollmentAccumulator {
     var count = 0
     var succeeded = 0
     var failed = 0
-    var durations: [Double] = []
+    var durations = LatencySketch()
     var failures: [Int: Int] = [:]
 
     static let topFailureCount = 5
 
     mutating func add(_ k: RecordKeys) {
-        count += 1
-        let ok = k.succeeded ?? k.statusCode.map(EnrollmentStatus.isSuccess)
-        switch ok {
-        case true?: succeeded += 1
+        add(calls: 1, statusCode: k.statusCode, succeeded: k.succeeded)
+        if let d = k.durationMs { durations.add(d) }
+    }
+
+    mutating func add(_ row: EventRollup) {
+        add(calls: row.count, statusCode: row.statusCode, succeeded: row.succeeded)
+    }
+
+    mutating func add(_ row: EventLatencyRollup) {
+        durations.merge(row.durations)
+    }
+
+    mutating func merge(_ other: EnrollmentAccumulator) {
+        count += other.count
+        succeeded += other.succeeded
+        failed += other.failed
+        durations.merge(other.durations)
+        for (code, n) in other.failures { failures[code, default: 0] += n }
+    }
+
+    /// A call's outcome is its own `didSucceed` when it reported one, else its status code's.
+    private mutating func add(calls: Int, statusCode: Int?, succeeded reported: Bool?) {
+        count += calls
+        switch reported ?? statusCode.map(EnrollmentStatus.isSuccess) {
+        case true?: succeeded += calls
         case false?:
-            failed += 1
-            if let code = k.statusCode { failures[code, default: 0] += 1 }
+            failed += calls
+            if let code = statusCode { failures[code, default: 0] += calls }
         case nil: break
         }
-        if let d = k.durationMs, d.isFinite { durations.append(d) }
     }
 
     func summary() -> EnrollmentSummary {
         var s = EnrollmentSummary(count: count, succeeded: succeeded, failed: failed)
         if succeeded + failed > 0 { s.successRate = Double(succeeded) / Double(succeeded + failed) }
-        if !durations.isEmpty {
-            let sorted = durations.sorted()
-            s.durationMs = .init(
-                p50: Percentile.nearestRank(sorted, 0.50), p95: Percentile.nearestRank(sorted, 0.95),
-                p99: Percentile.nearestRank(sorted, 0.99))
+        let p = durations.percentiles([0.50, 0.95, 0.99])
+        if let p50 = p[0], let p95 = p[1], let p99 = p[2] {
+            s.durationMs = .init(p50: p50, p95: p95, p99: p99)
         }
         s.topFailures = failures.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
             .prefix(Self.topFailureCount)
             .map { .init(statusCode: $0.key, name: EnrollmentStatus.name(of: $0.key), count: $0.value) }
         return s
-    }
-}
-
-enum Percentile {
-    /// Nearest-rank percentile of ascending `sorted` values (an observed value, never interpolated).
-    static func nearestRank(_ sorted: [Double], _ p: Double) -> Double {
-        precondition(!sorted.isEmpty)
-        let rank = Int((p * Double(sorted.count)).rounded(.up))
-        return sorted[min(max(rank, 1), sorted.count) - 1]
     }
 }
 
@@ -86,32 +98,46 @@ struct EnrollmentStats: Encodable {
     }
 }
 
-/// Builds `EnrollmentStats` from the keys the store visits.
+/// Builds `EnrollmentStats` from what the store visits: records and rollup rows.
 struct EnrollmentStatsBuilder {
     let parameters: StatsParameters
-    var total = EnrollmentAccumulator()
-    var byOperation: [String: EnrollmentAccumulator] = [:]
-    var buckets: [Int64: (total: EnrollmentAccumulator, byOperation: [String: EnrollmentAccumulator])] = [:]
+    /// Bucket start → operation → calls. Inputs are added here only; the buckets', the
+    /// operations' and the window's totals are merged from these cells once, in `result()`,
+    /// so each record or rollup row (with its duration sketch) is added once, not four times.
+    var cells: [Int64: [String: EnrollmentAccumulator]] = [:]
 
-    mutating func add(_ k: RecordKeys) {
-        guard k.name == EventName.enrollmentCall, parameters.includes(k) else { return }
-        let op = k.detail.isEmpty ? "unknown" : k.detail
-        total.add(k)
-        byOperation[op, default: .init()].add(k)
-        let start = parameters.bucketStart(k.time)
-        buckets[start, default: (.init(), [:])].total.add(k)
-        buckets[start]!.byOperation[op, default: .init()].add(k)
+    mutating func add(_ input: EventStatsInput) {
+        switch input {
+        case .record(let k):
+            guard k.name == EventName.enrollmentCall, parameters.includes(k) else { return }
+            add(at: k.time, detail: k.detail) { $0.add(k) }
+        case .counts(let row): add(at: row.hour, detail: row.detail) { $0.add(row) }
+        case .durations(let row): add(at: row.hour, detail: row.detail) { $0.add(row) }
+        }
+    }
+
+    private mutating func add(at time: Int64, detail: String, _ add: (inout EnrollmentAccumulator) -> Void) {
+        let op = detail.isEmpty ? "unknown" : detail
+        add(&cells[parameters.bucketStart(time), default: [:]][op, default: .init()])
     }
 
     func result() -> EnrollmentStats {
-        EnrollmentStats(
-            window: parameters.window, total: total.summary(), byOperation: byOperation.mapValues { $0.summary() },
-            buckets: buckets.keys.sorted().map { start in
-                let b = buckets[start]!
-                return .init(
-                    start: Timestamp.format(milliseconds: start), total: b.total.summary(),
-                    byOperation: b.byOperation.mapValues { $0.summary() })
-            })
+        var total = EnrollmentAccumulator()
+        var byOperation: [String: EnrollmentAccumulator] = [:]
+        let buckets = cells.keys.sorted().map { start in
+            let operations = cells[start]!
+            var bucketTotal = EnrollmentAccumulator()
+            for (op, calls) in operations {
+                bucketTotal.merge(calls)
+                byOperation[op, default: .init()].merge(calls)
+            }
+            total.merge(bucketTotal)
+            return EnrollmentStats.Bucket(
+                start: Timestamp.format(milliseconds: start), total: bucketTotal.summary(),
+                byOperation: operations.mapValues { $0.summary() })
+        }
+        return EnrollmentStats(
+            window: parameters.window, total: total.summary(), byOperation: byOperation.mapValues { $0.summary() }, buckets: buckets)
     }
 }
 

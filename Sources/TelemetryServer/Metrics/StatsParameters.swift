@@ -1,8 +1,9 @@
 import Hummingbird
 import TelemetryModel
+import TelemetryStore
 
-/// The query of a `/v1/stats/...` request: environment, optional app, time window and bucket
-/// width. Buckets are aligned to multiples of the interval since the epoch (so `1h` buckets
+/// The query of a `/v1/stats/...` request: environment, optional app, time window, bucket
+/// width and source. Buckets are aligned to multiples of the interval since the epoch (so `1h` buckets
 /// start on the hour) and only non-empty buckets are answered.
 struct StatsParameters: Sendable {
     var env: TelemetryEnvironment = .prod
@@ -11,6 +12,9 @@ struct StatsParameters: Sendable {
     var until: Int64
     var interval: Int64
     var intervalText: String
+    /// Whether whole hours may be answered from the rollups (`source=rollups`, the default)
+    /// or every record is read (`source=records`: the reference the rollups are checked against).
+    var readsRollups = true
 
     static let defaultWindow: Int64 = 86_400_000
 
@@ -45,13 +49,31 @@ struct StatsParameters: Sendable {
             throw APIError.badRequest(
                 "invalid_parameter", "interval '\(intervalText)' must be a positive duration of at least 1m, like 15m, 1h, 1d or 1w")
         }
-        return StatsParameters(env: env, app: value("app"), since: since, until: until, interval: interval, intervalText: intervalText)
+        var readsRollups = true
+        if let source = value("source") {
+            guard source == "rollups" || source == "records" else {
+                throw APIError.badRequest("invalid_parameter", "source must be rollups or records, not '\(source)'")
+            }
+            readsRollups = source == "rollups"
+        }
+        return StatsParameters(
+            env: env, app: value("app"), since: since, until: until, interval: interval, intervalText: intervalText,
+            readsRollups: readsRollups)
     }
 
     /// `15m`, `1h`, `1d`, `1w` (also `s`), at least one minute so a day-long window stays readable.
     static func parseInterval(_ text: String) -> Int64? {
         guard let ms = TimeExpression.duration(text), ms >= 60_000 else { return nil }
         return ms
+    }
+
+    /// What to ask the store for events named `name`: the window's whole hours come from the
+    /// rollups when every hour falls inside one bucket (intervals that are whole hours).
+    func eventScan(_ name: String) -> EventStatsScan {
+        let hourly = readsRollups && interval % EventRollupScope.hourMs == 0
+        return EventStatsScan(
+            env: env, name: name, since: since, until: until, app: app,
+            rollupHours: hourly ? EventRollupScope.wholeHours(since: since, until: until) : nil)
     }
 
     func bucketStart(_ time: Int64) -> Int64 {

@@ -242,12 +242,14 @@ paths:
     get:
       tags: [stats]
       summary: Enrollment success rate, latency percentiles and failing status codes
-      parameters: &statsParameters
+      parameters: &eventStatsParameters
         - $ref: '#/components/parameters/Env'
         - $ref: '#/components/parameters/App'
         - $ref: '#/components/parameters/Since'
         - $ref: '#/components/parameters/Until'
         - {name: interval, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Bucket width such as 15m, 1h or 1d'}
+        - {name: source, in: query, allowEmptyValue: true, schema: {type: string, enum: [rollups, records]},
+           description: 'rollups (default) answers whole hours from the hourly rollups when the interval is whole hours; records reads every record (same answer while the records are kept, slower)'}
       responses: &statsResponses
         '200':
           description: Buckets of aggregates
@@ -261,20 +263,50 @@ paths:
     get:
       tags: [stats]
       summary: App launches by management type
-      parameters: *statsParameters
+      parameters: *eventStatsParameters
       responses: *statsResponses
   /v1/stats/actions:
     get:
       tags: [stats]
       summary: Intune actions by kind
-      parameters: *statsParameters
+      parameters: *eventStatsParameters
       responses: *statsResponses
   /v1/stats/drops:
     get:
       tags: [stats]
       summary: Records dropped and rejected by reason, kind and app (hourly counts that survive restarts)
-      parameters: *statsParameters
+      parameters:
+        - $ref: '#/components/parameters/Env'
+        - $ref: '#/components/parameters/App'
+        - $ref: '#/components/parameters/Since'
+        - $ref: '#/components/parameters/Until'
+        - {name: interval, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Bucket width such as 15m, 1h or 1d'}
       responses: *statsResponses
+  /v1/stats/rollups/rebuild:
+    post:
+      tags: [admin]
+      summary: Recompute the hourly event rollups from the stored records (counts of records retention removed are not recoverable)
+      parameters:
+        - {name: env, in: query, allowEmptyValue: true, schema: {type: string, enum: [prod, ppe]}, description: 'Only this environment (default both)'}
+      responses:
+        '200':
+          description: What was rebuilt per environment
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  rebuilt:
+                    type: object
+                    additionalProperties:
+                      type: object
+                      properties:
+                        records: {type: integer, description: Events rolled up}
+                        countRows: {type: integer}
+                        latencyRows: {type: integer}
+        '400': {$ref: '#/components/responses/Error'}
+        '401': {$ref: '#/components/responses/Error'}
+        '403': {$ref: '#/components/responses/Error'}
   /v1/apps:
     get:
       tags: [admin]

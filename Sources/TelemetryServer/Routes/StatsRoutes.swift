@@ -4,8 +4,9 @@ import TelemetryModel
 import TelemetryStore
 
 /// `GET /v1/stats/enrollment|launches|actions|drops`. The first three are computed from the
-/// store's record keys, drops from the daemon's drop ledger: all cover history and survive
-/// restarts.
+/// store's hourly rollups for whole hours and its record keys for the rest of the window,
+/// drops from the daemon's drop ledger: all cover history and survive restarts. An admin
+/// recomputes the rollups from the records with `POST /v1/stats/rollups/rebuild`.
 struct StatsRoutes: Sendable {
     let store: any RecordStore
     let drops: DropLedger
@@ -15,20 +16,36 @@ struct StatsRoutes: Sendable {
         let read = api.requiring(.read)
         read.get("/v1/stats/enrollment") { request, _ in
             let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
-            let builder = try await scan(p, into: EnrollmentStatsBuilder(parameters: p)) { $0.add($1) }
+            let builder = try await scan(p.eventScan(EventName.enrollmentCall), into: EnrollmentStatsBuilder(parameters: p)) { $0.add($1) }
             return try Response.json(builder.result())
         }
         read.get("/v1/stats/launches") { request, _ in
             let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
             let builder = try await scan(
-                p, into: CountStatsBuilder(parameters: p, event: EventName.appLaunch, groupedBy: "managementType")) { $0.add($1) }
+                p.eventScan(EventName.appLaunch), into: CountStatsBuilder(parameters: p, event: EventName.appLaunch, groupedBy: "managementType")
+            ) { $0.add($1) }
             return try Response.json(builder.result())
         }
         read.get("/v1/stats/actions") { request, _ in
             let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
             let builder = try await scan(
-                p, into: CountStatsBuilder(parameters: p, event: EventName.intuneAction, groupedBy: "action")) { $0.add($1) }
+                p.eventScan(EventName.intuneAction), into: CountStatsBuilder(parameters: p, event: EventName.intuneAction, groupedBy: "action")
+            ) { $0.add($1) }
             return try Response.json(builder.result())
+        }
+        // Rollups lost or damaged (a restored backup, a bug) are recomputed from the records;
+        // the writes go through the store's one writer, so ingest waits, nothing is lost.
+        api.requiring(.admin).post("/v1/stats/rollups/rebuild") { request, _ in
+            var envs = TelemetryEnvironment.allCases
+            if let e = request.uri.queryParameters.get("env"), !e.isEmpty {
+                guard let env = TelemetryEnvironment(rawValue: e.lowercased()) else {
+                    throw APIError.badRequest("invalid_parameter", "env must be prod or ppe, not '\(e)'")
+                }
+                envs = [env]
+            }
+            var rebuilt: [String: RollupRebuildResult] = [:]
+            for env in envs { rebuilt[env.rawValue] = try await store.rebuildRollups(env: env) }
+            return try Response.json(["rebuilt": rebuilt])
         }
         read.get("/v1/stats/drops") { request, _ in
             let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
@@ -36,12 +53,13 @@ struct StatsRoutes: Sendable {
         }
     }
 
-    /// Runs `add` for every event key in the window; the store visits synchronously from its
-    /// own context, so the builder sits behind a lock for the duration of the scan.
-    func scan<B: Sendable>(_ p: StatsParameters, into builder: B, _ add: @escaping @Sendable (inout B, RecordKeys) -> Void) async throws -> B {
+    /// Runs `add` for every input the store visits (rollup rows of the whole hours, records
+    /// elsewhere); the store visits synchronously from its own context, so the builder sits
+    /// behind a lock for the duration of the scan.
+    func scan<B: Sendable>(_ scan: EventStatsScan, into builder: B, _ add: @escaping @Sendable (inout B, EventStatsInput) -> Void) async throws -> B {
         let box = LockedBox(builder)
-        try await store.scanKeys(kind: .event, env: p.env, since: p.since, until: p.until) { keys in
-            box.mutate { add(&$0, keys) }
+        try await store.eventStats(scan) { input in
+            box.mutate { add(&$0, input) }
         }
         return box.value
     }

@@ -1,0 +1,108 @@
+import Compression
+import Foundation
+import GRDB
+import TelemetryModel
+
+extension EnvironmentDatabase {
+    /// Visits the input of a stats computation from one read snapshot: the rollup rows of the
+    /// scan's whole hours, then the keys of every event in the rest of the window. Batches
+    /// lying wholly inside the rollup hours are skipped without being inflated.
+    func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws {
+        try await pool.read { db in
+            var skipFrom = Int64.max
+            var skipUntil = Int64.min
+            if let hours = scan.rollupHours, !hours.isEmpty {
+                skipFrom = hours.lowerBound
+                skipUntil = hours.upperBound
+                try Self.visitRollups(scan, hours: hours, db: db, visit)
+            }
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT keys FROM batch
+                    WHERE kind = 0 AND maxTime >= ? AND minTime <= ? AND NOT (minTime >= ? AND maxTime < ?)
+                    ORDER BY firstSeq
+                    """,
+                arguments: [scan.since, scan.until, skipFrom, skipUntil])
+            while let row = try rows.next() {
+                let keys = try KeysBlock.decode(Inflate.decompress([UInt8](row["keys"] as Data), format: .zlib))
+                for k in keys where k.name == scan.name && k.time >= scan.since && k.time <= scan.until {
+                    if k.time >= skipFrom && k.time < skipUntil { continue }
+                    if let app = scan.app, k.appId != app { continue }
+                    visit(.record(k))
+                }
+            }
+        }
+    }
+
+    private static func visitRollups(
+        _ scan: EventStatsScan, hours: Range<Int64>, db: Database, _ visit: @Sendable (EventStatsInput) -> Void
+    ) throws {
+        var filter = "hour >= ? AND hour < ? AND name = ?"
+        var arguments: StatementArguments = [hours.lowerBound, hours.upperBound, scan.name]
+        if let app = scan.app {
+            filter += " AND appId = ?"
+            arguments += [app]
+        }
+        let counts = try Row.fetchCursor(
+            db, sql: "SELECT hour, appId, detail, hasStatusCode, statusCode, outcome, count FROM event_rollup WHERE \(filter)",
+            arguments: arguments)
+        while let row = try counts.next() {
+            visit(
+                .counts(
+                    EventRollup(
+                        hour: row[0], name: scan.name, appId: row[1], detail: row[2],
+                        statusCode: (row[3] as Bool) ? row[4] as Int : nil, succeeded: RollupOutcome.succeeded(row[5]),
+                        count: row[6])))
+        }
+        let latencies = try Row.fetchCursor(
+            db, sql: "SELECT hour, appId, detail, sketch FROM event_latency_rollup WHERE \(filter)", arguments: arguments)
+        while let row = try latencies.next() {
+            visit(
+                .durations(
+                    EventLatencyRollup(
+                        hour: row[0], name: scan.name, appId: row[1], detail: row[2],
+                        durations: try LatencySketch(decoding: [UInt8](row[3] as Data)))))
+        }
+    }
+
+    /// Recomputes every rollup row from the stored records, in one write transaction.
+    func rebuildRollups() async throws -> RollupRebuildResult {
+        try await pool.write { db in try Self.rebuildRollups(db) }
+    }
+
+    /// Replaces the rollups with what the stored event batches give. Counts of records that
+    /// retention already removed are lost by a rebuild: the records are the only source.
+    static func rebuildRollups(_ db: Database) throws -> RollupRebuildResult {
+        try db.execute(sql: "DELETE FROM event_rollup; DELETE FROM event_latency_rollup")
+        var delta = EventRollupDelta()
+        var events = 0
+        // Applied in slices so a large store does not hold every row in memory at once.
+        let sliceBatches: Int64 = 256
+        var after: Int64 = -1
+        while true {
+            let last = try Int64.fetchOne(
+                db, sql: "SELECT max(id) FROM (SELECT id FROM batch WHERE kind = 0 AND id > ? ORDER BY id LIMIT ?)",
+                arguments: [after, sliceBatches])
+            guard let last else { break }
+            try delta.addBatches(
+                db, sql: "SELECT receivedAt, keys FROM batch WHERE kind = 0 AND id > ? AND id <= ? ORDER BY id", arguments: [after, last])
+            try delta.apply(db)
+            events += delta.events
+            delta = EventRollupDelta()
+            after = last
+        }
+        return RollupRebuildResult(
+            records: events, countRows: try Int.fetchOne(db, sql: "SELECT count(*) FROM event_rollup") ?? 0,
+            latencyRows: try Int.fetchOne(db, sql: "SELECT count(*) FROM event_latency_rollup") ?? 0)
+    }
+
+    /// Deletes rollup rows no record was added to since `cutoff` (receive time, like batches).
+    static func expireRollups(before cutoff: Int64, db: Database) throws -> Int {
+        try db.execute(sql: "DELETE FROM event_rollup WHERE lastReceivedAt < ?", arguments: [cutoff])
+        var removed = db.changesCount
+        try db.execute(sql: "DELETE FROM event_latency_rollup WHERE lastReceivedAt < ?", arguments: [cutoff])
+        removed += db.changesCount
+        return removed
+    }
+}

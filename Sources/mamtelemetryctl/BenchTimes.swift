@@ -1,0 +1,20 @@
+import Foundation
+
+/// When the generated records happened: uniformly within `startMs ..< startMs + spanMs`.
+struct BenchTimes: Sendable {
+    var startMs: Int64
+    var spanMs: Int64
+
+    /// The default: live traffic of the last ten minutes.
+    static var lastTenMinutes: BenchTimes {
+        BenchTimes(startMs: Int64(Date().timeIntervalSince1970 * 1000) - 600_000, spanMs: 600_000)
+    }
+
+    /// History: the `hours` whole hours that end where the current hour starts, so a stats
+    /// window ending there reads whole hours only.
+    static func hoursBeforeThisHour(_ hours: Int) -> BenchTimes {
+        let hour: Int64 = 3_600_000
+        let thisHour = Int64(Date().timeIntervalSince1970 * 1000) / hour * hour
+        return BenchTimes(startMs: thisHour - Int64(max(hours, 1)) * hour, spanMs: Int64(max(hours, 1)) * hour)
+    }
+}

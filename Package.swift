@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
 
 /// The target graph is ordered by dependency weight, so each library pulls only what it needs
@@ -168,3 +169,12 @@ let package = Package(
             exclude: ["journald-harness.sh", "otlp-emit.py"]),
     ]
 )
+
+/// CI (`CI=true`, as the CI runner sets it) treats warnings in our own targets as errors, so
+/// a warning never lands; a developer's local build only warns, so a newer compiler's new
+/// diagnostic does not stop work in progress. Dependencies are not affected.
+if ProcessInfo.processInfo.environment["CI"] == "true" {
+    for target in package.targets where target.type != .system && target.type != .plugin {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-warnings-as-errors"])]
+    }
+}

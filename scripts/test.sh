@@ -8,7 +8,9 @@
 #   4. the support console in a real browser (Debian's Chromium driven by Playwright), bounded;
 #   5. the benchmark suite in smoke mode, so it never rots (figures are not asserted);
 #   6. the OpenTelemetry Python SDK installed for the OTLP interoperability test (part of 1);
-#   7. the .deb built from this tree (debug binaries) and installed into a throw-away root.
+#   7. the .deb built from this tree (debug binaries) and installed into a throw-away root;
+#   8. `swift format lint --strict` with the checked-in .swift-format (generated code excluded).
+# Under CI=true the build treats warnings in our targets as errors (see Package.swift).
 # Every step runs; the script fails if any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +28,7 @@ step() {
     failed+=("$name")
   fi
 }
+step "swift format lint" ./scripts/format.sh --lint
 step "fuzz" ./scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 # The OpenTelemetry Python SDK for OTLPExporterTests (pinned, in .build-venv-otel/).
 step "otel sdk" ./scripts/otel-venv.sh

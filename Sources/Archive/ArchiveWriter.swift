@@ -29,12 +29,15 @@ public final class ArchiveWriter {
         // No padding of the last block: the stream ends where the data ends.
         try check(archive_write_set_bytes_in_last_block(a, 1), "set_bytes_in_last_block")
         let context = Unmanaged.passUnretained(output).toOpaque()
-        try check(archive_write_open(a, context, nil, { _, context, buffer, length in
-            guard let context, let buffer else { return -1 }
-            let out = Unmanaged<ArchiveWriter.Output>.fromOpaque(context).takeUnretainedValue()
-            out.bytes.append(contentsOf: UnsafeRawBufferPointer(start: buffer, count: length))
-            return length
-        }, nil), "open")
+        try check(
+            archive_write_open(
+                a, context, nil,
+                { _, context, buffer, length in
+                    guard let context, let buffer else { return -1 }
+                    let out = Unmanaged<ArchiveWriter.Output>.fromOpaque(context).takeUnretainedValue()
+                    out.bytes.append(contentsOf: UnsafeRawBufferPointer(start: buffer, count: length))
+                    return length
+                }, nil), "open")
     }
 
     deinit {

@@ -1,8 +1,8 @@
+import Archive
 import Foundation
+import Privacy
 import TelemetryModel
 import TelemetryStore
-import Privacy
-import Archive
 
 /// A bundle request with its defaults resolved and checked against the store: what
 /// `BundleBuilder.write` will produce. Built before any byte is streamed so refusals
@@ -198,7 +198,8 @@ public struct BundleBuilder: Sendable {
         return entry
     }
 
-    private func add<S: BundleSink>(_ name: String, bytes: [UInt8], into archive: ArchiveWriter, sink: inout S) async throws -> ManifestFile {
+    private func add<S: BundleSink>(_ name: String, bytes: [UInt8], into archive: ArchiveWriter, sink: inout S) async throws -> ManifestFile
+    {
         try archive.beginEntry(name: name, size: Int64(bytes.count))
         try bytes.withUnsafeBytes { try archive.writeData($0) }
         try archive.finishEntry()

@@ -1,7 +1,7 @@
-import Foundation
-import TelemetryModel
-import Privacy
 import Archive
+import Foundation
+import Privacy
+import TelemetryModel
 
 /// `journal.txt`: the journal lines about what the bundle is for (`JournalScope`) in its
 /// window, redacted like every other file (`RecordRedactor.journalMessage`), one

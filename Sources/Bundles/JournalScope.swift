@@ -1,5 +1,5 @@
-import TelemetryModel
 import Privacy
+import TelemetryModel
 
 /// Which journal entries belong in a bundle's `journal.txt`: the mirrored records of what
 /// the bundle is for, and the daemon's own operational lines — never another device's,

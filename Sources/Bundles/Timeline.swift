@@ -1,6 +1,6 @@
+import Archive
 import TelemetryModel
 import TelemetryStore
-import Archive
 
 /// `timeline.txt`: the story a support engineer reads first — launches (with management
 /// type), enrollment calls (operation, status code name and number, duration), SDK actions
@@ -84,14 +84,17 @@ struct Timeline {
         entries.sort { ($0.time, $0.seq) < ($1.time, $1.seq) }
         for line in header { try file.append(line + "\n") }
         if omitted > 0 {
-            try file.append("NOTE: \(omitted) further entries were left out of this timeline (limit \(limit)); telemetry.ndjson and logs.ndjson hold every record.\n")
+            try file.append(
+                "NOTE: \(omitted) further entries were left out of this timeline (limit \(limit)); telemetry.ndjson and logs.ndjson hold every record.\n"
+            )
         }
         try file.append("\n")
         if entries.isEmpty { try file.append("(no launches, enrollment calls, actions, warnings or errors in this window)\n") }
         var previous: Int64?
         for e in entries {
             if let previous, e.time - previous > Self.hour {
-                try file.append("    ... gap of \(Self.duration(e.time - previous)) with no launches, calls, actions, warnings or errors ...\n")
+                try file.append(
+                    "    ... gap of \(Self.duration(e.time - previous)) with no launches, calls, actions, warnings or errors ...\n")
             }
             previous = e.time
             let stamp = Timestamp.format(milliseconds: e.time)

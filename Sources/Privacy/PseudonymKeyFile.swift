@@ -116,7 +116,8 @@ public enum PseudonymKeyError: Error, CustomStringConvertible, Equatable {
         case .unreadable(let path, let reason):
             return "pseudonym key \(path) cannot be read (\(reason)); refusing to start: \(advice)"
         case .wrongLength(let path, let bytes):
-            return "pseudonym key \(path) holds \(bytes) bytes, not \(PseudonymKeyFile.keyLength): it is damaged; refusing to start: \(advice)"
+            return
+                "pseudonym key \(path) holds \(bytes) bytes, not \(PseudonymKeyFile.keyLength): it is damaged; refusing to start: \(advice)"
         case .cannotCreate(let path, let reason):
             return "cannot create the pseudonym key \(path): \(reason)"
         }

@@ -55,7 +55,9 @@ public struct RecordRedactor: Sendable {
     /// values are returned, last occurrence wins. Works on a raw buffer pointer: this runs
     /// once per record of every bundle and query page, and text without an `@`, `eyJ` or
     /// `bearer` is copied as is.
-    public mutating func redact(json record: [UInt8], verbose: Bool, capture: Set<String> = []) -> (json: [UInt8], captured: [String: String]) {
+    public mutating func redact(json record: [UInt8], verbose: Bool, capture: Set<String> = []) -> (
+        json: [UInt8], captured: [String: String]
+    ) {
         var out: [UInt8] = []
         out.reserveCapacity(record.count + 32)
         var captured: [String: String] = [:]
@@ -86,7 +88,9 @@ public struct RecordRedactor: Sendable {
                         } else {
                             out.append(contentsOf: content)
                         }
-                        if capture.contains(lastKey) { captured[lastKey] = JSONText.unescape(String(decoding: out[valueStart...], as: UTF8.self)) }
+                        if capture.contains(lastKey) {
+                            captured[lastKey] = JSONText.unescape(String(decoding: out[valueStart...], as: UTF8.self))
+                        }
                         out.append(0x22)
                     }
                     i = end + 1
@@ -161,7 +165,9 @@ public struct RecordRedactor: Sendable {
             case UInt8(ascii: "r"), UInt8(ascii: "R"):
                 if i >= 5, b[i - 5] | 0x20 == UInt8(ascii: "b"), b[i - 4] | 0x20 == UInt8(ascii: "e"),
                     b[i - 3] | 0x20 == UInt8(ascii: "a"), b[i - 2] | 0x20 == UInt8(ascii: "r"), b[i - 1] | 0x20 == UInt8(ascii: "e")
-                { return true }
+                {
+                    return true
+                }
             default: break
             }
             i += 1
@@ -206,7 +212,7 @@ public struct RecordRedactor: Sendable {
                     i = e
                     continue
                 }
-            } else if (c == UInt8(ascii: "B") || c == UInt8(ascii: "b")), i >= floor, Self.hasPrefix(b, at: i, "bearer") {
+            } else if c == UInt8(ascii: "B") || c == UInt8(ascii: "b"), i >= floor, Self.hasPrefix(b, at: i, "bearer") {
                 var t = i + 6
                 while t < b.endIndex, b[t] == 0x20 { t += 1 }
                 var e = t

@@ -92,7 +92,9 @@ public struct JournaldLogHandler: LogHandler {
         var line = "\(identifier)[\(getpid())]: \(event.level) \(label): \(event.message)"
         let merged = mergedMetadata(event.metadata)
         if !merged.isEmpty {
-            line += " " + merged.sorted(by: { $0.key < $1.key }).map { "\($0.key)=\($0.value)" }
+            line +=
+                " "
+                + merged.sorted(by: { $0.key < $1.key }).map { "\($0.key)=\($0.value)" }
                 .joined(separator: " ")
         }
         line += " (journal: \(JournalSocket.describe(reason)))\n"

@@ -55,8 +55,11 @@ public enum RequestLimitError: Error, Sendable, Hashable {
     public var message: String {
         switch self {
         case .tooManyRecords(let limit, let held, let advice):
-            if let held { "request holds \(held) records, more than maxRecordsPerRequest=\(limit); \(advice)" }
-            else { "request holds more than maxRecordsPerRequest=\(limit) records; \(advice)" }
+            if let held {
+                "request holds \(held) records, more than maxRecordsPerRequest=\(limit); \(advice)"
+            } else {
+                "request holds more than maxRecordsPerRequest=\(limit) records; \(advice)"
+            }
         case .missingParameter(_, let hint): hint
         case .outerObject(let limit, let value): "the upload's outer object exceeds the limit \(limit)=\(value)"
         }

@@ -42,7 +42,9 @@ public struct DiagnosticUpload: Sendable {
                         var records = cursor.walking(under: .walkOnly)
                         let start = records.i
                         try records.array { element in
-                            guard element.peek == UInt8(ascii: "{") else { throw Invalid(message: "logs: every element must be a JSON object") }
+                            guard element.peek == UInt8(ascii: "{") else {
+                                throw Invalid(message: "logs: every element must be a JSON object")
+                            }
                             _ = try element.value(capture: false)
                             logCount += 1
                         }

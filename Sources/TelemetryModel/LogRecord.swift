@@ -77,7 +77,9 @@ public struct LogRecordDecoder {
     public init(limits: DecodeLimits = .default) { self.limits = limits }
 
     /// NDJSON or a JSON array of log records.
-    public func decodeJSON(body: [UInt8], defaults: LogDefaults, receivedAt: Int64) throws -> (records: [DecodedRecord], rejected: [LineError]) {
+    public func decodeJSON(body: [UInt8], defaults: LogDefaults, receivedAt: Int64) throws -> (
+        records: [DecodedRecord], rejected: [LineError]
+    ) {
         let (elements, early) = try BodySplitter.split(body, limits: limits)
         var records: [DecodedRecord] = []
         records.reserveCapacity(elements.count)
@@ -99,7 +101,9 @@ public struct LogRecordDecoder {
 
     /// Console-export text: every non-blank line becomes a record; lines whose timestamp or
     /// level cannot be read are kept as `info` with their raw text, never dropped.
-    public func decodeText(body: [UInt8], defaults: LogDefaults, receivedAt: Int64) throws -> (records: [DecodedRecord], rejected: [LineError]) {
+    public func decodeText(body: [UInt8], defaults: LogDefaults, receivedAt: Int64) throws -> (
+        records: [DecodedRecord], rejected: [LineError]
+    ) {
         guard defaults.appId?.isEmpty == false else {
             throw RequestLimitError.missingParameter(
                 name: "app", hint: "text/plain logs need the app id: pass ?app=<bundle id> or the X-MAM-App-Id header")

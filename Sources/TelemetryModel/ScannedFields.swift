@@ -87,9 +87,11 @@ struct ScannedFields {
 
 extension WireEvent {
     static let scanner = (
-        top: Set(["name", "time", "appId", "deviceId", "sessionId", "identity", "eventId", "settings", "data",
-                  "statusCode", "operation", "managementType", "action", "durationMs", "didSucceed",
-                  "id", "receivedAt", "env", "incident"]),
+        top: Set([
+            "name", "time", "appId", "deviceId", "sessionId", "identity", "eventId", "settings", "data",
+            "statusCode", "operation", "managementType", "action", "durationMs", "didSucceed",
+            "id", "receivedAt", "env", "incident",
+        ]),
         data: Set(["statusCode", "operation", "managementType", "action", "durationMs", "didSucceed"])
     )
 

@@ -3,11 +3,11 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import Privacy
 import ServiceLifecycle
 import SupportConsole
 import TelemetryModel
 import TelemetryStore
-import Privacy
 
 /// The long-lived parts of a running daemon, opened from the configuration. Kept apart
 /// from the HTTP application so the daemon's services (committer, journal mirror,
@@ -79,7 +79,9 @@ public struct DaemonComponents: Sendable {
         let (_, secret) = try await tokens.create(name: "first-start admin", scopes: [.admin], apps: [], now: clock.nowMilliseconds())
         let path = configuration.dataDirectory.appendingPathComponent("admin.token")
         try? FileManager.default.removeItem(at: path)
-        guard FileManager.default.createFile(atPath: path.path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+        guard
+            FileManager.default.createFile(atPath: path.path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        else {
             throw CocoaError(.fileWriteNoPermission)
         }
         return path

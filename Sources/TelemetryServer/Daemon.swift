@@ -1,10 +1,10 @@
-import Privacy
 import Bundles
 import Foundation
 import Hummingbird
-import Systemd
 import Logging
+import Privacy
 import ServiceLifecycle
+import Systemd
 import TelemetryModel
 import TelemetryStore
 
@@ -23,7 +23,8 @@ public enum Daemon {
         if let flag = arguments.firstIndex(of: "--generate-completion-script") {
             let shell = arguments.indices.contains(flag + 1) ? arguments[flag + 1] : ""
             guard let script = CompletionScript.script(for: shell) else {
-                FileHandle.standardError.write(Data("mamtelemetryd: --generate-completion-script takes \(CompletionScript.shells.joined(separator: ", "))\n".utf8))
+                FileHandle.standardError.write(
+                    Data("mamtelemetryd: --generate-completion-script takes \(CompletionScript.shells.joined(separator: ", "))\n".utf8))
                 return 64  // EX_USAGE
             }
             print(script, terminator: "")
@@ -45,7 +46,11 @@ public enum Daemon {
             let clock = SystemWallClock()
             let metrics = PrometheusMetrics()
             let crashHook = CrashAtCommitPoint(environment: ProcessInfo.processInfo.environment)
-            if let crashHook { logger.warning("test hook armed: the daemon will SIGKILL itself", metadata: ["\(CrashAtCommitPoint.variable)": "\(crashHook.point.rawValue)"]) }
+            if let crashHook {
+                logger.warning(
+                    "test hook armed: the daemon will SIGKILL itself",
+                    metadata: ["\(CrashAtCommitPoint.variable)": "\(crashHook.point.rawValue)"])
+            }
             let notifier = SystemdNotifier()
             let components = try DaemonComponents(
                 configuration: configuration, clock: clock, metrics: metrics, space: StatvfsFilesystemSpace(),
@@ -75,10 +80,12 @@ public enum Daemon {
                 _ = notifier.ready(status: "listening on \(channel.localAddress?.description ?? "?")")
                 logger.notice(
                     "mamtelemetryd started",
-                    metadata: .messageID(.started, [
-                        "listen": "\(channel.localAddress?.description ?? "?")",
-                        "dataDir": "\(configuration.dataDirectory.path)",
-                    ]))
+                    metadata: .messageID(
+                        .started,
+                        [
+                            "listen": "\(channel.localAddress?.description ?? "?")",
+                            "dataDir": "\(configuration.dataDirectory.path)",
+                        ]))
             }
             // Socket activation: serve on the listener systemd passed
             // (LISTEN_FDS/LISTEN_PID) instead of binding --listen; otherwise unchanged.

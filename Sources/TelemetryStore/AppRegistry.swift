@@ -26,7 +26,8 @@ public final class AppRegistry: Sendable {
             try Row.fetchAll(db, sql: "SELECT * FROM app").map { row in
                 Entry(
                     appId: row["appId"],
-                    flags: AppFlags(telemetryDisabled: row["telemetryDisabled"], usePPE: row["usePPE"], verboseLogging: row["verboseLogging"]),
+                    flags: AppFlags(
+                        telemetryDisabled: row["telemetryDisabled"], usePPE: row["usePPE"], verboseLogging: row["verboseLogging"]),
                     source: row["source"], updatedAt: row["updatedAt"])
             }
         }

@@ -109,7 +109,8 @@ struct CrossEnvironmentCommit: Sendable {
                 // The request was never acknowledged: free its dedupe keys so a retry is stored.
                 for row in rows {
                     let first: Int64 = row["firstSeq"]
-                    try db.execute(sql: "DELETE FROM event_id WHERE seq >= ? AND seq < ?", arguments: [first, first + (row["count"] as Int64)])
+                    try db.execute(
+                        sql: "DELETE FROM event_id WHERE seq >= ? AND seq < ?", arguments: [first, first + (row["count"] as Int64)])
                 }
             }
             try db.execute(sql: "DELETE FROM staged_batch WHERE stage = ?", arguments: [stage])

@@ -98,7 +98,8 @@ public final class DiskGuard: Service, Sendable {
         let s = status
         guard s.refusing else { return nil }
         let c = configuration()
-        var message = "the data directory has \(s.freeBytes) bytes free, below the high-water mark "
+        var message =
+            "the data directory has \(s.freeBytes) bytes free, below the high-water mark "
             + "(disk.minFreeBytes=\(c.minFreeBytes), disk.minFreeRatio=\(c.minFreeRatio)); "
         if c.keepFreeBytes > 0 {
             message += "retention is deleting the oldest data to free space (disk.keepFreeBytes=\(c.keepFreeBytes)) and "

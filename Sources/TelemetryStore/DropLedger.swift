@@ -115,7 +115,8 @@ public final class DropLedger: Service, Sendable {
             var rows: [DropKey: Int] = [:]
             for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {
                 guard let outcome = DropOutcome(rawValue: row["outcome"]), let kind = RecordKind(rawValue: row["kind"]) else { continue }
-                rows[DropKey(hour: row["hour"], outcome: outcome, reason: row["reason"], kind: kind, appId: row["appId"]), default: 0] += row["count"] as Int
+                rows[DropKey(hour: row["hour"], outcome: outcome, reason: row["reason"], kind: kind, appId: row["appId"]), default: 0] +=
+                    row["count"] as Int
             }
             return rows
         }

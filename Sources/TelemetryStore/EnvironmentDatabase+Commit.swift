@@ -176,7 +176,9 @@ struct BatchWriter {
         return arrivals
     }
 
-    private mutating func insertBatch(_ records: [DecodedRecord], kind: RecordKind, firstSeq: Int64, receivedAt: Int64, staged: String?) throws {
+    private mutating func insertBatch(_ records: [DecodedRecord], kind: RecordKind, firstSeq: Int64, receivedAt: Int64, staged: String?)
+        throws
+    {
         var payload: [UInt8] = []
         payload.reserveCapacity(records.reduce(0) { $0 + $1.json.count + 1 })
         var keys: [RecordKeys] = []
@@ -206,7 +208,8 @@ struct BatchWriter {
         ]
         if let staged {
             arguments += [staged]
-            try db.execute(sql: "INSERT INTO staged_batch(\(columns), stage) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", arguments: arguments)
+            try db.execute(
+                sql: "INSERT INTO staged_batch(\(columns), stage) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", arguments: arguments)
         } else {
             try db.execute(sql: "INSERT INTO batch(\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", arguments: arguments)
         }

@@ -29,7 +29,8 @@ extension EnvironmentDatabase {
             if let maxBytes = limits.maxBytes {
                 result += try Self.deleteForSizeCap(maxBytes, db: db)
             }
-            try db.execute(sql: "DELETE FROM incident WHERE createdAt < ?", arguments: [nowMs - (limits.logsMaxAge ?? Int64.max / 2000) * 1000])
+            try db.execute(
+                sql: "DELETE FROM incident WHERE createdAt < ?", arguments: [nowMs - (limits.logsMaxAge ?? Int64.max / 2000) * 1000])
             return result
         }
         if result.batches > 0 || result.verboseScrubbed > 0 {
@@ -116,7 +117,8 @@ extension EnvironmentDatabase {
     static func scrubVerbose(olderThan cutoff: Int64, db: Database, level: Int32 = 6) throws -> Int {
         let rows = try Row.fetchAll(
             db,
-            sql: "SELECT id, keys, payload, levelMask FROM batch WHERE kind = 1 AND (levelMask & 1) = 1 AND (levelMask & ?) = 0 AND receivedAt < ?",
+            sql:
+                "SELECT id, keys, payload, levelMask FROM batch WHERE kind = 1 AND (levelMask & 1) = 1 AND (levelMask & ?) = 0 AND receivedAt < ?",
             arguments: [verboseScrubbedBit, cutoff])
         var scrubbed = 0
         for row in rows {

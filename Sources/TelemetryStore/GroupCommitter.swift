@@ -165,7 +165,9 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
                 announce(env: env, try await crossEnvironment.recover())
                 state.withLock { $0.stageUnresolved = false }
             } catch {
-                logger.error("an interrupted cross-environment commit could not be resolved; refusing writes to \(env)", metadata: ["error": "\(error)"])
+                logger.error(
+                    "an interrupted cross-environment commit could not be resolved; refusing writes to \(env)",
+                    metadata: ["error": "\(error)"])
                 for i in live { cycle.failures[i] = error }
                 cycle.answerFinished()
                 return
@@ -184,7 +186,8 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
             cycle.staged = staged
             if !staged.isEmpty { try faults.reached(.afterStaging) }
         } catch {
-            logger.error("commit failed; the waiting requests are answered with an error", metadata: ["env": "\(env)", "error": "\(error)"])
+            logger.error(
+                "commit failed; the waiting requests are answered with an error", metadata: ["env": "\(env)", "error": "\(error)"])
             for i in live where cycle.outcomes[i][env] == nil || cycle.requests[i].isCrossEnvironment { cycle.failures[i] = error }
         }
         cycle.answerFinished()
@@ -212,7 +215,8 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
             cycle.record(result.visible, of: live, in: env)
             cycle.decided = decides
         } catch {
-            logger.error("commit failed; the waiting requests are answered with an error", metadata: ["env": "\(env)", "error": "\(error)"])
+            logger.error(
+                "commit failed; the waiting requests are answered with an error", metadata: ["env": "\(env)", "error": "\(error)"])
             for i in live { cycle.failures[i] = error }
         }
         cycle.answerFinished()

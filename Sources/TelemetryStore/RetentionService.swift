@@ -121,7 +121,8 @@ public final class RetentionService: Service, Sendable {
 
     private func count(_ r: RetentionResult, env: TelemetryEnvironment) {
         guard r.records > 0 else { return }
-        Counter(label: MetricName.retentionDeletedRecords.rawValue, dimensions: [("env", env.rawValue)], factory: metrics).increment(by: r.records)
+        Counter(label: MetricName.retentionDeletedRecords.rawValue, dimensions: [("env", env.rawValue)], factory: metrics).increment(
+            by: r.records)
     }
 
     public func run() async throws {

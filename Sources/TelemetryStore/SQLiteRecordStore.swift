@@ -37,7 +37,8 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
                 metadata: ["records": "\(recovered.records)"])
         }
         committer = GroupCommitter(
-            databases: dbs, broadcaster: broadcaster, configuration: configuration, faults: faults, clock: clock, metrics: metrics, logger: logger)
+            databases: dbs, broadcaster: broadcaster, configuration: configuration, faults: faults, clock: clock, metrics: metrics,
+            logger: logger)
     }
 
     public func append(_ request: AppendRequest) async throws -> AppendOutcomes {
@@ -87,7 +88,9 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
         try await databases[env].oldestReceivedAt(retentionClass)
     }
 
-    public func deleteOldest(_ retentionClass: RetentionClass, env: TelemetryEnvironment, atLeast bytes: Int64) async throws -> RetentionResult {
+    public func deleteOldest(_ retentionClass: RetentionClass, env: TelemetryEnvironment, atLeast bytes: Int64) async throws
+        -> RetentionResult
+    {
         try await databases[env].deleteOldest(retentionClass, atLeast: bytes)
     }
 }

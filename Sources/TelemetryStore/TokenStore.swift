@@ -41,7 +41,10 @@ public struct Token: Sendable, Hashable, Codable {
 /// constant time, so neither a stolen database nor response timing gives a secret away.
 public final class TokenStore: Sendable {
     private let pool: DatabasePool
-    private struct Row_: Sendable { var token: Token; var hash: [UInt8] }
+    private struct Row_: Sendable {
+        var token: Token
+        var hash: [UInt8]
+    }
     private let byID = Mutex<[String: Row_]>([:])
 
     public init(pool: DatabasePool) throws {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import TelemetryModel
 import InfoPlist
+import TelemetryModel
 
 /// `mamtelemetryctl apps import|list|remove`: the daemon's app registry.
 struct AppsCommand: AsyncParsableCommand {
@@ -30,7 +30,9 @@ struct AppsCommand: AsyncParsableCommand {
             let encoded = try JSONSerialization.data(withJSONObject: body)
             let path = "/v1/apps/" + (id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? id)
             _ = try await client.send(client.request(.PUT, path, body: [UInt8](encoded)))
-            print("registered \(id): telemetryDisabled=\(describe(settings.flags.telemetryDisabled)) usePPE=\(describe(settings.flags.usePPE)) verboseLogging=\(describe(settings.flags.verboseLogging))")
+            print(
+                "registered \(id): telemetryDisabled=\(describe(settings.flags.telemetryDisabled)) usePPE=\(describe(settings.flags.usePPE)) verboseLogging=\(describe(settings.flags.verboseLogging))"
+            )
         }
     }
 

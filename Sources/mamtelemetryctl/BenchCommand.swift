@@ -36,7 +36,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Write the generated records as events.ndjson and logs.ndjson into this directory, then exit (for baselines).")
     var dump: String?
     @Option(help: "Records to write with --dump.") var dumpRecords = 100_000
-    @Option(help: "Spread event times over this many whole hours before the current hour (default: the last 10 minutes), so stats over a long window have history to read.")
+    @Option(
+        help:
+            "Spread event times over this many whole hours before the current hour (default: the last 10 minutes), so stats over a long window have history to read."
+    )
     var spreadHours: Int?
     @Flag(help: "Print the result as JSON.") var json = false
 
@@ -101,7 +104,9 @@ struct BenchCommand: AsyncParsableCommand {
                                 stats.records += body.records
                                 stats.wireBytes += body.wire.readableBytes
                                 stats.rawBytes += body.rawBytes
-                                stats.accepted += body.isOTLP ? BenchPool.otlpAcceptedCount(answer, records: body.records) : BenchPool.acceptedCount(answer)
+                                stats.accepted +=
+                                    body.isOTLP
+                                    ? BenchPool.otlpAcceptedCount(answer, records: body.records) : BenchPool.acceptedCount(answer)
                             } else {
                                 stats.errors["\(response.status.code)", default: 0] += 1
                             }

@@ -82,7 +82,8 @@ extension BenchData {
 extension BenchPool {
     /// Records taken from an OTLP answer: all of them unless `partial_success` rejects some.
     static func otlpAcceptedCount(_ answer: ByteBuffer, records: Int) -> Int {
-        let response = try? Opentelemetry_Proto_Collector_Logs_V1_ExportLogsServiceResponse(serializedBytes: Array(answer.readableBytesView))
+        let response = try? Opentelemetry_Proto_Collector_Logs_V1_ExportLogsServiceResponse(
+            serializedBytes: Array(answer.readableBytesView))
         return records - Int(response?.partialSuccess.rejectedLogRecords ?? Int64(records))
     }
 }

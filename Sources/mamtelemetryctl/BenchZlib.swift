@@ -8,7 +8,8 @@ import Foundation
 /// one-shot `compress2` (zlib format = HTTP `deflate`) and `crc32` (to wrap the same
 /// deflate stream as gzip) are needed.
 struct Zlib: @unchecked Sendable {
-    typealias Compress2 = @convention(c) (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt>, UnsafePointer<UInt8>, UInt, Int32) -> Int32
+    typealias Compress2 =
+        @convention(c) (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt>, UnsafePointer<UInt8>, UInt, Int32) -> Int32
     typealias Bound = @convention(c) (UInt) -> UInt
     typealias CRC32 = @convention(c) (UInt, UnsafePointer<UInt8>, UInt32) -> UInt
     let compress2: Compress2

@@ -1,8 +1,8 @@
+import Archive
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
 import TelemetryModel
-import Archive
 
 /// `mamtelemetryctl bundle --incident MAM-… [-o FILE]` and `mamtelemetryctl bundle verify FILE`:
 /// the support engineer's one command. The archive is streamed to disk as it
@@ -44,9 +44,12 @@ struct BundleCommand: AsyncParsableCommand {
         func run() async throws {
             let format = Self.format(format)!
             let client = DaemonClient(options: server)
-            let path = "/v1/bundles" + queryString([
-                ("incident", incident), ("device", device), ("identity", identity), ("app", app), ("session", session),
-            ] + time.pairs + [("env", env), ("format", format.rawValue)])
+            let path =
+                "/v1/bundles"
+                + queryString(
+                    [
+                        ("incident", incident), ("device", device), ("identity", identity), ("app", app), ("session", session),
+                    ] + time.pairs + [("env", env), ("format", format.rawValue)])
             let request = client.request(.GET, path, accept: format.contentType)
             let response = try await HTTPClient.shared.execute(request, timeout: .hours(24))
             guard response.status.code == 200 else {
@@ -92,7 +95,8 @@ struct BundleCommand: AsyncParsableCommand {
         /// `mam-bundle-<scope>-<timestamp>.<ext>`, when the daemon suggested none. An identity
         /// scope is not spelled out: a UPN does not belong in a file name that gets attached.
         func defaultName(_ format: ArchiveFormat) -> String {
-            let label = incident ?? device.map { "device-\($0)" } ?? session.map { "session-\($0)" } ?? app.map { "app-\($0)" } ?? "identity"
+            let label =
+                incident ?? device.map { "device-\($0)" } ?? session.map { "session-\($0)" } ?? app.map { "app-\($0)" } ?? "identity"
             let safe = String(label.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" })
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             let stamp = Timestamp.format(milliseconds: now).filter { $0 != "-" && $0 != ":" }.prefix(15)
@@ -155,7 +159,9 @@ enum BundleReportPrinter {
         } else {
             out.append("redaction: OFF — raw personal data (caller holds the pii scope); share with care")
         }
-        out.append("requested: by \(m["caller"] as? String ?? "?") at \(m["createdAt"] as? String ?? "?"), daemon \(m["daemonVersion"] as? String ?? "?")")
+        out.append(
+            "requested: by \(m["caller"] as? String ?? "?") at \(m["createdAt"] as? String ?? "?"), daemon \(m["daemonVersion"] as? String ?? "?")"
+        )
         if let journal = m["journal"] as? [String: Any], (journal["included"] as? Bool) != true {
             out.append("journal:   not included (\(journal["reason"] as? String ?? "unavailable"))")
         }
@@ -165,7 +171,9 @@ enum BundleReportPrinter {
         for f in files {
             let name = f["name"] as? String ?? "?"
             let size = (f["size"] as? NSNumber)?.int64Value ?? 0
-            out.append("  \(ok.contains(name) ? "ok " : "BAD") \(name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(ByteCount.describe(size))")
+            out.append(
+                "  \(ok.contains(name) ? "ok " : "BAD") \(name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(ByteCount.describe(size))"
+            )
         }
         return out
     }

@@ -14,7 +14,10 @@ struct DaemonClient {
         var description: String { "daemon answered \(status): \(message)" }
     }
 
-    func request(_ method: HTTPMethod, _ path: String, body: [UInt8]? = nil, contentType: String = "application/json", accept: String = "application/json") -> HTTPClientRequest {
+    func request(
+        _ method: HTTPMethod, _ path: String, body: [UInt8]? = nil, contentType: String = "application/json",
+        accept: String = "application/json"
+    ) -> HTTPClientRequest {
         var r = HTTPClientRequest(url: options.url.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + path)
         r.method = method
         r.headers.add(name: "Accept", value: accept)

@@ -21,7 +21,9 @@ struct TokensCommand: AsyncParsableCommand {
         var apps: [String] = []
 
         func validate() throws {
-            guard !scopes.isEmpty else { throw ValidationError("give at least one --scope (\(TokensCommand.scopes.joined(separator: ", ")))") }
+            guard !scopes.isEmpty else {
+                throw ValidationError("give at least one --scope (\(TokensCommand.scopes.joined(separator: ", ")))")
+            }
             for s in scopes where !TokensCommand.scopes.contains(s) {
                 throw ValidationError("unknown scope '\(s)'; scopes are \(TokensCommand.scopes.joined(separator: ", "))")
             }
@@ -36,7 +38,8 @@ struct TokensCommand: AsyncParsableCommand {
             guard let secret = obj["token"] as? String else {
                 throw DaemonClient.Failure(status: 200, message: "the daemon's answer holds no token")
             }
-            FileHandle.standardError.write(Data("created token \(info["id"] as? String ?? "?") '\(name)'; the secret below is shown only now:\n".utf8))
+            FileHandle.standardError.write(
+                Data("created token \(info["id"] as? String ?? "?") '\(name)'; the secret below is shown only now:\n".utf8))
             print(secret)
         }
     }

@@ -1,9 +1,9 @@
+import Archive
 import Bundles
 import Foundation
-import Testing
 import TelemetryModel
 import TelemetryStore
-import Archive
+import Testing
 
 /// Bundles built from a real SQLite store: the right records, intact checksums, archives
 /// the system tools open, redaction, and a readable timeline. Serialized because the
@@ -23,7 +23,9 @@ struct BundleContentTests {
         let manifest = try archive.manifest()
         let request = manifest["request"] as! [String: Any]
         // Default window: the incident's first..last record widened by an hour each side.
-        #expect(request["since"] as? String == Timestamp.format(milliseconds: BundleFixture.t0 + 2 * BundleFixture.hour + 30 * BundleFixture.minute))
+        #expect(
+            request["since"] as? String
+                == Timestamp.format(milliseconds: BundleFixture.t0 + 2 * BundleFixture.hour + 30 * BundleFixture.minute))
         #expect(request["windowDefaulted"] as? Bool == true)
         #expect((manifest["counts"] as! [String: Int]) == ["telemetry": 0, "logs": 2])
         await f.close()
@@ -72,7 +74,8 @@ struct BundleContentTests {
         // Tampering is caught.
         var bytes = archive.bytes
         if format == .tarGz {
-            let script = "mkdir -p \(f.directory.path)/x && cd \(f.directory.path)/x && tar xzf \(archive.path) && echo extra >> timeline.txt && tar czf ../tampered.tar.gz *"
+            let script =
+                "mkdir -p \(f.directory.path)/x && cd \(f.directory.path)/x && tar xzf \(archive.path) && echo extra >> timeline.txt && tar czf ../tampered.tar.gz *"
             #expect(try run(["/bin/sh", "-c", script]).status == 0)
             let tampered = try BundleVerifier.verify(archiveAt: f.directory.path + "/tampered.tar.gz")
             #expect(tampered.problems.contains { $0.hasPrefix("timeline.txt") })
@@ -116,7 +119,8 @@ struct BundleContentTests {
         #expect(pseudonymsSeen[0].contains(alice))
         #expect(pseudonymsSeen[0].count == 2)  // alice and bob, whatever the casing
 
-        let allowed = try await f.bundle(BundleRequest(app: "com.contoso.mail", since: since, until: until, caller: "eng@support", piiAllowed: true))
+        let allowed = try await f.bundle(
+            BundleRequest(app: "com.contoso.mail", since: since, until: until, caller: "eng@support", piiAllowed: true))
         let text = try allowed.member("telemetry.ndjson") + allowed.member("logs.ndjson")
         #expect(text.contains(BundleFixture.alice) && text.contains(BundleFixture.bob) && text.contains(BundleFixture.jwt))
         #expect(text.contains(BundleFixture.aliceOid))

@@ -1,11 +1,11 @@
+import Archive
 import Bundles
 import Crypto
 import Foundation
 import Metrics
+import Privacy
 import TelemetryModel
 import TelemetryStore
-import Privacy
-import Archive
 
 /// A real SQLite store in a temp directory, filled with a small fleet: two prod devices
 /// (two users), PPE records for the first device, and one diagnostic upload (incident).
@@ -85,45 +85,73 @@ final class BundleFixture {
         return DecodedRecord(json: w.bytes, keys: keys, flags: .unspecified, eventId: UUID().uuidString, message: message)
     }
 
-    func append(_ label: String, _ records: [DecodedRecord], kind: RecordKind, env: TelemetryEnvironment = .prod, incident: Incident? = nil) async throws {
+    func append(_ label: String, _ records: [DecodedRecord], kind: RecordKind, env: TelemetryEnvironment = .prod, incident: Incident? = nil)
+        async throws
+    {
         let outcome = try await store.append(records, kind: kind, env: env, receivedAt: Self.t0 + 10 * Self.hour, incident: incident)
         for id in outcome.ids { ids[label, default: []].insert("\(env.rawValue)/\(kind.rawValue)/\(id)") }
     }
 
     /// The standard fleet used by most tests.
     func fill() async throws {
-        let t = Self.t0, m = Self.minute, h = Self.hour
-        try await append("alice-events", [
-            Self.event("AppLaunch", at: t, device: "D1", identity: Self.alice, detail: "MAM-WE", data: "\"managementType\":\"MAM-WE\""),
-            Self.event("EnrollmentCall", at: t + m, device: "D1", identity: Self.alice, detail: "enroll",
-                       data: "\"operation\":\"enroll\",\"api\":\"registerAndEnrollAccount\",\"statusCode\":200,\"errorString\":\"license missing for \(Self.alice)\"",
-                       statusCode: 200, succeeded: false, duration: 812),
-            Self.event("EnrollmentCall", at: t + 3 * h, device: "D1", identity: Self.alice.uppercased(), detail: "enroll",
-                       data: "\"operation\":\"enroll\",\"api\":\"retry\",\"statusCode\":100", statusCode: 100, succeeded: true, duration: 420),
-            Self.event("IntuneAction", at: t + 3 * h + 5 * m, device: "D1", identity: Self.alice, detail: "SelectiveWipe",
-                       data: "\"action\":\"SelectiveWipe\",\"result\":\"done\""),
-        ], kind: .event)
-        try await append("alice-logs", [
-            Self.log(.verbose, "token acquired for \(Self.alice) Authorization: Bearer \(Self.jwt)", at: t + 2 * m, device: "D1", identity: Self.alice),
-            Self.log(.warning, "policy endpoint slow", at: t + 4 * m, device: "D1", identity: Self.alice),
-        ], kind: .log)
-        try await append("bob-events", [
-            Self.event("AppLaunch", at: t + 10 * m, device: "D2", identity: Self.bob, detail: "MDM"),
-            Self.event("EnrollmentCall", at: t + 11 * m, device: "D2", identity: Self.bob, detail: "policyCheckIn",
-                       statusCode: 101, succeeded: true, duration: 90),
-        ], kind: .event)
-        try await append("bob-logs", [Self.log(.error, "refresh failed for \(Self.bob)", at: t + 12 * m, device: "D2", identity: Self.bob)], kind: .log)
-        try await append("ppe-events", [
-            Self.event("AppLaunch", at: t + 20 * m, device: "D1", identity: Self.alice, detail: "MAM-WE", settings: "{\"MAMTelemetryUsePPE\":true}"),
-        ], kind: .event, env: .ppe)
+        let t = Self.t0
+        let m = Self.minute
+        let h = Self.hour
+        try await append(
+            "alice-events",
+            [
+                Self.event("AppLaunch", at: t, device: "D1", identity: Self.alice, detail: "MAM-WE", data: "\"managementType\":\"MAM-WE\""),
+                Self.event(
+                    "EnrollmentCall", at: t + m, device: "D1", identity: Self.alice, detail: "enroll",
+                    data:
+                        "\"operation\":\"enroll\",\"api\":\"registerAndEnrollAccount\",\"statusCode\":200,\"errorString\":\"license missing for \(Self.alice)\"",
+                    statusCode: 200, succeeded: false, duration: 812),
+                Self.event(
+                    "EnrollmentCall", at: t + 3 * h, device: "D1", identity: Self.alice.uppercased(), detail: "enroll",
+                    data: "\"operation\":\"enroll\",\"api\":\"retry\",\"statusCode\":100", statusCode: 100, succeeded: true, duration: 420),
+                Self.event(
+                    "IntuneAction", at: t + 3 * h + 5 * m, device: "D1", identity: Self.alice, detail: "SelectiveWipe",
+                    data: "\"action\":\"SelectiveWipe\",\"result\":\"done\""),
+            ], kind: .event)
+        try await append(
+            "alice-logs",
+            [
+                Self.log(
+                    .verbose, "token acquired for \(Self.alice) Authorization: Bearer \(Self.jwt)", at: t + 2 * m, device: "D1",
+                    identity: Self.alice),
+                Self.log(.warning, "policy endpoint slow", at: t + 4 * m, device: "D1", identity: Self.alice),
+            ], kind: .log)
+        try await append(
+            "bob-events",
+            [
+                Self.event("AppLaunch", at: t + 10 * m, device: "D2", identity: Self.bob, detail: "MDM"),
+                Self.event(
+                    "EnrollmentCall", at: t + 11 * m, device: "D2", identity: Self.bob, detail: "policyCheckIn",
+                    statusCode: 101, succeeded: true, duration: 90),
+            ], kind: .event)
+        try await append(
+            "bob-logs", [Self.log(.error, "refresh failed for \(Self.bob)", at: t + 12 * m, device: "D2", identity: Self.bob)], kind: .log)
+        try await append(
+            "ppe-events",
+            [
+                Self.event(
+                    "AppLaunch", at: t + 20 * m, device: "D1", identity: Self.alice, detail: "MAM-WE",
+                    settings: "{\"MAMTelemetryUsePPE\":true}")
+            ], kind: .event, env: .ppe)
         let incident = Incident(
             id: Self.incidentID, guid: UUID().uuidString, env: .prod, appId: "com.contoso.mail", deviceId: "D1",
             sessionId: "s-D1", identity: Self.alice, description: "cannot open mail, call \(Self.alice)", createdAt: t + 4 * h,
             recordCount: 2, firstTime: t + 3 * h + 30 * m, lastTime: t + 3 * h + 40 * m)
-        try await append("incident-logs", [
-            Self.log(.info, "diagnostic upload started", at: t + 3 * h + 30 * m, device: "D1", identity: Self.alice, incident: Self.incidentID),
-            Self.log(.error, "enrollment state unknown for \(Self.alice)", at: t + 3 * h + 40 * m, device: "D1", identity: Self.alice, incident: Self.incidentID),
-        ], kind: .log, incident: incident)
+        try await append(
+            "incident-logs",
+            [
+                Self.log(
+                    .info, "diagnostic upload started", at: t + 3 * h + 30 * m, device: "D1", identity: Self.alice,
+                    incident: Self.incidentID),
+                Self.log(
+                    .error, "enrollment state unknown for \(Self.alice)", at: t + 3 * h + 40 * m, device: "D1", identity: Self.alice,
+                    incident: Self.incidentID),
+            ], kind: .log, incident: incident)
     }
 
     /// The whole window the fleet spans.

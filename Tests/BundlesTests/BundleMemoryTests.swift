@@ -1,9 +1,9 @@
+import Archive
 import Bundles
 import Foundation
-import Testing
 import TelemetryModel
 import TelemetryStore
-import Archive
+import Testing
 
 /// Sizes from `/proc/self/status`, in KiB.
 enum ProcessMemory {
@@ -51,11 +51,12 @@ extension BundleContentTests {
             records.reserveCapacity(2_000)
             for i in start..<(start + 2_000) {
                 let noise = (0..<160).map { _ in String(generator.next() as UInt64, radix: 16) }.joined()
-                records.append(BundleFixture.event(
-                    "EnrollmentCall", at: t0 + Int64(i) * 100, device: i < small ? "SMALL" : "BIG",
-                    identity: "user\(i % 50)@contoso.com", detail: "policyCheckIn",
-                    data: "\"operation\":\"policyCheckIn\",\"noise\":\"\(noise)\"", statusCode: 101, succeeded: true,
-                    duration: 50))
+                records.append(
+                    BundleFixture.event(
+                        "EnrollmentCall", at: t0 + Int64(i) * 100, device: i < small ? "SMALL" : "BIG",
+                        identity: "user\(i % 50)@contoso.com", detail: "policyCheckIn",
+                        data: "\"operation\":\"policyCheckIn\",\"noise\":\"\(noise)\"", statusCode: 101, succeeded: true,
+                        duration: 50))
             }
             _ = try await f.store.append(records, kind: .event, env: .prod, receivedAt: t0, incident: nil)
         }
@@ -69,7 +70,9 @@ extension BundleContentTests {
             let report = try await builder.write(prepared, to: &sink)
             let growth = Double(ProcessMemory.field("VmHWM") - before) / 1024
             let ndjson = report.files.first { $0.name == "telemetry.ndjson" }!.size
-            print("bundle: \(report.counts[.event] ?? 0) records, telemetry.ndjson \(ndjson >> 20) MiB, archive \(sink.bytes >> 20) MiB in \(sink.writes) writes (largest \(sink.largestWrite) B); peak RSS growth \(growth) MiB (peak reset: \(canReset))")
+            print(
+                "bundle: \(report.counts[.event] ?? 0) records, telemetry.ndjson \(ndjson >> 20) MiB, archive \(sink.bytes >> 20) MiB in \(sink.writes) writes (largest \(sink.largestWrite) B); peak RSS growth \(growth) MiB (peak reset: \(canReset))"
+            )
             return (growth, report, sink)
         }
         let first = try await measure(BundleRequest(device: "SMALL", since: window.0, until: window.1))

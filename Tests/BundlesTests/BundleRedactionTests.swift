@@ -1,9 +1,9 @@
+import Archive
 import Bundles
 import Foundation
-import Testing
 import TelemetryModel
 import TelemetryStore
-import Archive
+import Testing
 
 /// What a bundle shows a caller without the `pii` scope: verbose-level text and incident
 /// descriptions withheld (length and keyed digest, never the text, not just e-mails
@@ -42,7 +42,8 @@ struct BundleRedactionTests {
         #expect((chatty["details"] as? String)?.wholeMatch(of: Self.marker) != nil, "a free field of a verbose record is withheld too")
         #expect(chatty["thread"] as? String == "main" && chatty["deviceId"] as? String == "D1" && chatty["level"] as? String == "verbose")
         #expect(chatty["identity"] as? String == f.pseudonymizer.identityPseudonym(BundleFixture.alice))
-        let everything = try ["logs.ndjson", "telemetry.ndjson", "timeline.txt", "summary.json", "manifest.json"].map(archive.member).joined()
+        let everything = try ["logs.ndjson", "telemetry.ndjson", "timeline.txt", "summary.json", "manifest.json"].map(archive.member)
+            .joined()
         for secret in ["Jane Roe", "refresh_token", "AAAA-secret", "token acquired", "contoso, tenant"] {
             #expect(!everything.contains(secret), "'\(secret)' leaked")
         }
@@ -85,7 +86,10 @@ struct BundleRedactionTests {
             let archive = try await f.bundle(request)
             let redaction = try archive.manifest()["redaction"] as! [String: Any]
             let byFile = redaction["byFile"] as! [String: [String: Int]]
-            #expect(Set(byFile.keys) == (request.incident == nil ? ["telemetry.ndjson", "logs.ndjson"] : ["telemetry.ndjson", "logs.ndjson", "incident.json"]))
+            #expect(
+                Set(byFile.keys)
+                    == (request.incident == nil
+                        ? ["telemetry.ndjson", "logs.ndjson"] : ["telemetry.ndjson", "logs.ndjson", "incident.json"]))
             var totals: [String: Int] = [:]
             for (name, counts) in byFile {
                 let text = try archive.member(name)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Compression
 
 /// A compressed body is decoded whole or refused: every gzip member is inflated, bytes after

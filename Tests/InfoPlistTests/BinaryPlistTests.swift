@@ -120,7 +120,10 @@ import Testing
         with("object offset past the table") { $0[trailer - 27] = 0xFF }
         with("object offset into the header") { $0[trailer - 27] = 3 }
         with("dictionary reference out of range") { $0[9] = 0x7F }
-        with("dictionary count past the end") { $0[8] = 0xDF; $0.insert(contentsOf: [0x10, 0xFF], at: 9) }
+        with("dictionary count past the end") {
+            $0[8] = 0xDF
+            $0.insert(contentsOf: [0x10, 0xFF], at: 9)
+        }
         with("extended length without an int") { $0[8] = 0xDF }
         for (name, bytes) in damaged {
             #expect(throws: BinaryPlist.Malformed.self, "\(name)") { try BinaryPlist.topDictionary(bytes) }
@@ -132,7 +135,9 @@ import Testing
     /// A string whose length runs past the object area, and a nested dictionary whose
     /// references leave the table, are refused rather than read out of bounds.
     @Test func lengthsAndReferencesPastTheEndAreRefused() throws {
-        let longString = Self.document([Self.dictionary(keys: [1], values: [2]), Self.ascii("s"), [0x5F, 0x10, 0xF0] + Array("short".utf8)])
+        let longString = Self.document([
+            Self.dictionary(keys: [1], values: [2]), Self.ascii("s"), [0x5F, 0x10, 0xF0] + Array("short".utf8),
+        ])
         #expect(throws: BinaryPlist.Malformed.self) { try BinaryPlist.topDictionary(longString) }
         let longUTF16 = Self.document([Self.dictionary(keys: [1], values: [2]), Self.ascii("s"), [0x6F, 0x10, 0x40, 0x00, 0x41]])
         #expect(throws: BinaryPlist.Malformed.self) { try BinaryPlist.topDictionary(longUTF16) }

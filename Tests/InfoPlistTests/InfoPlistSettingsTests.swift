@@ -1,7 +1,7 @@
 import Foundation
-import Testing
-import TelemetryModel
 import InfoPlist
+import TelemetryModel
+import Testing
 
 @Suite struct InfoPlistSettingsTests {
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

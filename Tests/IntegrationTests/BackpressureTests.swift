@@ -84,7 +84,9 @@ import Testing
         // Every acknowledged event is stored exactly once, and nothing refused was stored.
         let stored = try await d.allEvents(extra: "&app=com.contoso.load").compactMap { $0["eventId"] as? String }
         #expect(stored.count == Set(stored).count, "duplicates: \(stored.count - Set(stored).count)")
-        #expect(Set(stored) == t.acknowledged, "acknowledged \(t.acknowledged.count), stored \(stored.count), missing \(t.acknowledged.subtracting(stored).prefix(5))")
+        #expect(
+            Set(stored) == t.acknowledged,
+            "acknowledged \(t.acknowledged.count), stored \(stored.count), missing \(t.acknowledged.subtracting(stored).prefix(5))")
         print("backpressure: statuses \(t.statuses), acknowledged \(t.acknowledged.count), VmHWM \(hwm) KiB")
     }
 }
@@ -100,4 +102,3 @@ final class BackpressureTallyBox: @unchecked Sendable {
         return body(&value)
     }
 }
-

@@ -15,14 +15,18 @@ import Testing
         let archive = try #require(names.first { $0.hasPrefix("mam-bundle-\(fleet.incident)-") && $0.hasSuffix("Z.zip") })
         let path = fleet.workDirectory.appendingPathComponent(archive).path
         #expect(!names.contains { $0.hasSuffix(".part") })
-        for line in ["saved \(archive)", "scope:     incident \(fleet.incident) (prod)", "records:   logs 3, telemetry 0",
-                     "redaction: ON", "requested: by support-bundle (token", "checksums: OK", "  ok  timeline.txt"]
-        {
+        for line in [
+            "saved \(archive)", "scope:     incident \(fleet.incident) (prod)", "records:   logs 3, telemetry 0",
+            "redaction: ON", "requested: by support-bundle (token", "checksums: OK", "  ok  timeline.txt",
+        ] {
             #expect(run.stdout.contains(line), "summary lacks '\(line)':\n\(run.stdout)")
         }
         #expect(try BundleFleet.system("/usr/bin/unzip", ["-t", path]).status == 0)
         let members = try BundleFleet.unpack(path)
-        #expect(Set(members.keys).isSuperset(of: ["manifest.json", "telemetry.ndjson", "logs.ndjson", "timeline.txt", "summary.json", "incident.json"]))
+        #expect(
+            Set(members.keys).isSuperset(of: [
+                "manifest.json", "telemetry.ndjson", "logs.ndjson", "timeline.txt", "summary.json", "incident.json",
+            ]))
 
         let expectedLogs = try await fleet.ids("/v1/logs?incident=\(fleet.incident)", member: "logs")
         #expect(expectedLogs.count == 3)
@@ -33,7 +37,10 @@ import Testing
         // On a terminal (a pty from util-linux `script`) the download shows a progress line on stderr.
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/script") {
             let out = fleet.workDirectory.appendingPathComponent("tty.zip").path
-            let command = [BundleFleet.cli.path, "bundle", "--incident", fleet.incident, "-o", out, "--token", fleet.bundleToken, "--url", fleet.daemon.baseURL]
+            let command = [
+                BundleFleet.cli.path, "bundle", "--incident", fleet.incident, "-o", out, "--token", fleet.bundleToken, "--url",
+                fleet.daemon.baseURL,
+            ]
             let tty = try BundleFleet.system("/usr/bin/script", ["-qec", command.joined(separator: " "), "/dev/null"])
             #expect(tty.status == 0 && tty.stdout.contains("receiving bundle: "), "\(tty.stdout)")
             #expect(!run.stderr.contains("receiving bundle"), "no progress line when stderr is not a terminal")
@@ -47,17 +54,21 @@ import Testing
         defer { fleet.cleanUp() }
         let d = fleet.devices
         // Device A as tar.gz: exactly /v1/events and /v1/logs for device A, nothing from PPE.
-        let deviceA = try fleet.download(["--device", d[0], "--format", "tar.gz", "--since", "-2h"], token: fleet.bundleToken, name: "a.tar.gz")
+        let deviceA = try fleet.download(
+            ["--device", d[0], "--format", "tar.gz", "--since", "-2h"], token: fleet.bundleToken, name: "a.tar.gz")
         let listing = try BundleFleet.system("/usr/bin/tar", ["tzf", deviceA.path])
         #expect(listing.status == 0)
         #expect(listing.stdout.contains("telemetry.ndjson") && listing.stdout.contains("manifest.json"))
-        #expect(BundleFleet.ids(deviceA.members["telemetry.ndjson"]) == (try await fleet.ids("/v1/events?device=\(d[0])", member: "events")))
+        #expect(
+            BundleFleet.ids(deviceA.members["telemetry.ndjson"]) == (try await fleet.ids("/v1/events?device=\(d[0])", member: "events")))
         #expect(BundleFleet.ids(deviceA.members["logs.ndjson"]) == (try await fleet.ids("/v1/logs?device=\(d[0])", member: "logs")))
         #expect(BundleFleet.ids(deviceA.members["telemetry.ndjson"]).count == 3)
         #expect(!BundleFleet.contains(deviceA.members, fleet.ppeMarker))
         #expect(!BundleFleet.contains(deviceA.members, d[1]))
         let timeline = String(decoding: deviceA.members["timeline.txt"] ?? [], as: UTF8.self)
-        #expect(timeline.contains("EnrollmentCall  enroll via registerAndEnrollAccount -> PolicyEndPointNetworkFailure (212) FAILED"), "\(timeline)")
+        #expect(
+            timeline.contains("EnrollmentCall  enroll via registerAndEnrollAccount -> PolicyEndPointNetworkFailure (212) FAILED"),
+            "\(timeline)")
         let stamps = timeline.split(separator: "\n").compactMap { $0.first?.isNumber == true ? $0.prefix(24) : nil }
         #expect(stamps.count >= 5 && stamps == stamps.sorted(), "timeline out of order: \(stamps)")
         print("----- timeline.txt (device \(d[0])) -----\n\(timeline)----- end -----")
@@ -87,8 +98,11 @@ import Testing
         let fleet = try await BundleFleet.start()
         defer { fleet.cleanUp() }
         let d = fleet.devices
-        for (scope, format) in [(["--device", d[0]], "zip"), (["--incident", fleet.incident], "tar.gz"), (["--identity", BundleFleet.alice], "zip")] {
-            let b = try fleet.download(scope + ["--format", format], token: fleet.bundleToken, name: "redacted-\(UUID().uuidString).\(format)")
+        for (scope, format) in [
+            (["--device", d[0]], "zip"), (["--incident", fleet.incident], "tar.gz"), (["--identity", BundleFleet.alice], "zip"),
+        ] {
+            let b = try fleet.download(
+                scope + ["--format", format], token: fleet.bundleToken, name: "redacted-\(UUID().uuidString).\(format)")
             let raw = try [UInt8](Data(contentsOf: URL(fileURLWithPath: b.path)))
             for secret in BundleFleet.personalData {
                 #expect(!BundleFleet.lowered(raw).contains(secret), "\(secret) in the archive bytes of \(scope)")
@@ -209,20 +223,34 @@ final class BundleFleet: @unchecked Sendable {
         var logs: [String] = []
         for (i, (device, upn)) in people.enumerated() {
             let base = 50.0 - Double(i)
-            let envelope = #""appId":"com.contoso.mail","appVersion":"4.2","sdkVersion":"19.6.0","platform":"iOS","deviceId":"\#(device)","sessionId":"s-\#(device)","identity":"\#(upn)","accountId":"\#(Self.aliceOid)","settings":{"VerboseLoggingEnabled":"YES"}"#
+            let envelope =
+                #""appId":"com.contoso.mail","appVersion":"4.2","sdkVersion":"19.6.0","platform":"iOS","deviceId":"\#(device)","sessionId":"s-\#(device)","identity":"\#(upn)","accountId":"\#(Self.aliceOid)","settings":{"VerboseLoggingEnabled":"YES"}"#
             telemetry.append(#"{"name":"AppLaunch","time":"\#(time(base))",\#(envelope),"data":{"managementType":"MAM-WE"}}"#)
-            telemetry.append(#"{"name":"EnrollmentCall","time":"\#(time(base - 5))",\#(envelope),"data":{"operation":"enroll","api":"registerAndEnrollAccount","statusCode":212,"didSucceed":false,"durationMs":840,"errorString":"policy endpoint unreachable for \#(upn)"}}"#)
-            telemetry.append(#"{"name":"IntuneAction","time":"\#(time(base - 10))",\#(envelope),"data":{"action":"PinPrompt","result":"shown"}}"#)
-            logs.append(#"{"time":"\#(time(base - 1))","level":"verbose","message":"MSAL token acquired for \#(upn); cc carol@example.org","component":"Identity","appId":"com.contoso.mail","deviceId":"\#(device)","sessionId":"s-\#(device)","identity":"\#(upn)"}"#)
-            logs.append(#"{"time":"\#(time(base - 6))","level":"warning","message":"Enrollment retry scheduled in 24 h","component":"MAMEnrollment","appId":"com.contoso.mail","deviceId":"\#(device)","sessionId":"s-\#(device)","identity":"\#(upn)"}"#)
+            telemetry.append(
+                #"{"name":"EnrollmentCall","time":"\#(time(base - 5))",\#(envelope),"data":{"operation":"enroll","api":"registerAndEnrollAccount","statusCode":212,"didSucceed":false,"durationMs":840,"errorString":"policy endpoint unreachable for \#(upn)"}}"#
+            )
+            telemetry.append(
+                #"{"name":"IntuneAction","time":"\#(time(base - 10))",\#(envelope),"data":{"action":"PinPrompt","result":"shown"}}"#)
+            logs.append(
+                #"{"time":"\#(time(base - 1))","level":"verbose","message":"MSAL token acquired for \#(upn); cc carol@example.org","component":"Identity","appId":"com.contoso.mail","deviceId":"\#(device)","sessionId":"s-\#(device)","identity":"\#(upn)"}"#
+            )
+            logs.append(
+                #"{"time":"\#(time(base - 6))","level":"warning","message":"Enrollment retry scheduled in 24 h","component":"MAMEnrollment","appId":"com.contoso.mail","deviceId":"\#(device)","sessionId":"s-\#(device)","identity":"\#(upn)"}"#
+            )
         }
         // PPE test data for device A, which prod bundles must never show.
         for k in 0..<2 {
-            telemetry.append(#"{"name":"AppLaunch","time":"\#(time(40 - Double(k)))","appId":"com.contoso.mail","deviceId":"\#(devices[0])","identity":"\#(Self.alice)","settings":{"MAMTelemetryUsePPE":true},"data":{"managementType":"\#(ppeMarker)"}}"#)
+            telemetry.append(
+                #"{"name":"AppLaunch","time":"\#(time(40 - Double(k)))","appId":"com.contoso.mail","deviceId":"\#(devices[0])","identity":"\#(Self.alice)","settings":{"MAMTelemetryUsePPE":true},"data":{"managementType":"\#(ppeMarker)"}}"#
+            )
         }
-        let t = try await daemon.post("/v1/telemetry", body: Array(telemetry.joined(separator: "\n").utf8), headers: [("Content-Type", "application/x-ndjson")])
-        guard t.0 == 200, (parseJSON(t.1)["accepted"] as? Int) == telemetry.count else { throw FleetError.setup("telemetry: \(t.0) \(String(decoding: t.1, as: UTF8.self))") }
-        let l = try await daemon.post("/v1/logs", body: Array(logs.joined(separator: "\n").utf8), headers: [("Content-Type", "application/x-ndjson")])
+        let t = try await daemon.post(
+            "/v1/telemetry", body: Array(telemetry.joined(separator: "\n").utf8), headers: [("Content-Type", "application/x-ndjson")])
+        guard t.0 == 200, (parseJSON(t.1)["accepted"] as? Int) == telemetry.count else {
+            throw FleetError.setup("telemetry: \(t.0) \(String(decoding: t.1, as: UTF8.self))")
+        }
+        let l = try await daemon.post(
+            "/v1/logs", body: Array(logs.joined(separator: "\n").utf8), headers: [("Content-Type", "application/x-ndjson")])
         guard l.0 == 200 else { throw FleetError.setup("logs: \(l.0) \(String(decoding: l.1, as: UTF8.self))") }
 
         let upload: [String: Any] = [
@@ -230,11 +258,19 @@ final class BundleFleet: @unchecked Sendable {
             "description": "Cannot open attachments since this morning (I am alice.smith@contoso.com)",
             "logs": [
                 ["time": time(20), "level": "info", "message": "Policy check-in started", "component": "MAMPolicyManager"],
-                ["time": time(19.5), "level": "verbose", "message": "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl for \(Self.alice)", "component": "Identity"],
-                ["time": time(19), "level": "error", "message": "Policy check-in failed: PolicyEndPointNetworkFailure (212)", "component": "MAMPolicyManager"],
+                [
+                    "time": time(19.5), "level": "verbose",
+                    "message": "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl for \(Self.alice)", "component": "Identity",
+                ],
+                [
+                    "time": time(19), "level": "error", "message": "Policy check-in failed: PolicyEndPointNetworkFailure (212)",
+                    "component": "MAMPolicyManager",
+                ],
             ],
         ]
-        let u = try await daemon.post("/v1/diagnostics", body: [UInt8](try JSONSerialization.data(withJSONObject: upload)), headers: [("Content-Type", "application/json")])
+        let u = try await daemon.post(
+            "/v1/diagnostics", body: [UInt8](try JSONSerialization.data(withJSONObject: upload)),
+            headers: [("Content-Type", "application/json")])
         guard u.0 == 201, let id = (parseJSON(u.1)["incident"] as? [String: Any])?["id"] as? String else {
             throw FleetError.setup("diagnostics: \(u.0) \(String(decoding: u.1, as: UTF8.self))")
         }
@@ -316,7 +352,8 @@ final class BundleFleet: @unchecked Sendable {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("unpack-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let run = archive.hasSuffix(".zip")
+        let run =
+            archive.hasSuffix(".zip")
             ? try system("/usr/bin/unzip", ["-q", archive, "-d", dir.path]) : try system("/usr/bin/tar", ["xzf", archive, "-C", dir.path])
         guard run.status == 0 else { throw FleetError.setup("unpack \(archive): \(run.stderr)") }
         var members: [String: [UInt8]] = [:]

@@ -19,7 +19,8 @@ import Testing
         ]
         let (status, answer, _) = try await d.post("/v1/telemetry", body: Array(events.joined(separator: "\n").utf8))
         #expect(status == 200, "\(String(decoding: answer, as: UTF8.self))")
-        let logs = #"{"appId":"\#(app)","deviceId":"dev-1","level":"error","message":"cli token expired","time":"\#(now)"}"#
+        let logs =
+            #"{"appId":"\#(app)","deviceId":"dev-1","level":"error","message":"cli token expired","time":"\#(now)"}"#
             + "\n" + #"{"appId":"\#(app)","deviceId":"dev-1","level":"info","message":"cli retried","time":"\#(now)"}"#
         #expect(try await d.ingestLogs(logs).0 == 200)
         return d
@@ -32,7 +33,8 @@ import Testing
     @Test func relativeTimesStartingWithADashParseOnEveryTimedCommand() async throws {
         let d = try await Self.daemonWithRecords()
         defer { d.cleanUp() }
-        let events = try await ControlProcess.run(["events", "--since", "-3d", "--until", "-0m", "--app", Self.app, "--output", "ndjson"], daemon: d)
+        let events = try await ControlProcess.run(
+            ["events", "--since", "-3d", "--until", "-0m", "--app", Self.app, "--output", "ndjson"], daemon: d)
         #expect(events.status == 0, "\(events.errors)")
         #expect(Set(Self.lines(events.output).compactMap { $0["eventId"] as? String }) == ["cli-1", "cli-2", "cli-3"])
         let logs = try await ControlProcess.run(["logs", "--since", "-3d", "--app", Self.app, "--output", "ndjson"], daemon: d)
@@ -42,10 +44,12 @@ import Testing
             let stats = try await ControlProcess.run(["stats", what, "--since", "-3d", "--output", "json"], daemon: d)
             #expect(stats.status == 0, "\(what): \(stats.errors)")
         }
-        let launches = try await ControlProcess.run(["stats", "launches", "--since", "-3d", "--app", Self.app, "--output", "json"], daemon: d)
+        let launches = try await ControlProcess.run(
+            ["stats", "launches", "--since", "-3d", "--app", Self.app, "--output", "json"], daemon: d)
         #expect(parseJSON(Array(launches.output.utf8))["total"] as? Int == 2, "\(launches.output)")
         // An hour ago is before every record: the window really was applied.
-        let none = try await ControlProcess.run(["events", "--since", "-3d", "--until", "-1h", "--app", Self.app, "--output", "ndjson"], daemon: d)
+        let none = try await ControlProcess.run(
+            ["events", "--since", "-3d", "--until", "-1h", "--app", Self.app, "--output", "ndjson"], daemon: d)
         #expect(none.status == 0 && none.output.isEmpty, "\(none.output)\(none.errors)")
         let archive = d.dataDirectory.appendingPathComponent("cli-bundle.zip").path
         let bundle = try await ControlProcess.run(["bundle", "--app", Self.app, "--since", "-3d", "-o", archive], daemon: d)
@@ -101,7 +105,8 @@ import Testing
         let plain = try BundleFleet.system("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["NO_COLOR": "1"])
         #expect(plain.status == 0 && plain.stdout.contains("cli token expired"), "\(plain.stdout)\(plain.stderr)")
         #expect(!plain.stdout.contains(escape), "NO_COLOR: \(plain.stdout)")
-        let piped = try BundleFleet.system(ControlProcess.binary.path, Array(command.split(separator: " ").dropFirst().map(String.init)), environment: ["NO_COLOR": ""])
+        let piped = try BundleFleet.system(
+            ControlProcess.binary.path, Array(command.split(separator: " ").dropFirst().map(String.init)), environment: ["NO_COLOR": ""])
         #expect(piped.status == 0 && piped.stdout.contains("cli token expired") && !piped.stdout.contains(escape), "\(piped.stdout)")
     }
 }

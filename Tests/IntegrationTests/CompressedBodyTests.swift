@@ -8,7 +8,10 @@ import Testing
 /// names the problem, with nothing stored.
 @Suite(.serialized) struct CompressedBodyTests {
     static func events(_ prefix: String, _ n: Int) -> [UInt8] {
-        Array((1...n).map { #"{"name":"AppLaunch","appId":"com.contoso.gzip","deviceId":"d","eventId":"\#(prefix)-\#($0)"}"# }.joined(separator: "\n").utf8 + [0x0A])
+        Array(
+            (1...n).map { #"{"name":"AppLaunch","appId":"com.contoso.gzip","deviceId":"d","eventId":"\#(prefix)-\#($0)"}"# }.joined(
+                separator: "\n"
+            ).utf8 + [0x0A])
     }
 
     @Test func everyGzipMemberIsStoredAndTrailingDataIsRefused() async throws {
@@ -22,7 +25,8 @@ import Testing
 
         for (encoding, format) in [("gzip", ZlibFormat.gzip), ("deflate", .zlib), ("deflate", .raw)] {
             let stream = try Deflate.compress(Self.events("t-\(format.rawValue)", 2), format: format)
-            let (status, body, _) = try await d.post("/v1/telemetry", body: stream + Array("trailing garbage".utf8), headers: [("Content-Encoding", encoding)])
+            let (status, body, _) = try await d.post(
+                "/v1/telemetry", body: stream + Array("trailing garbage".utf8), headers: [("Content-Encoding", encoding)])
             let error = parseJSON(body)["error"] as? [String: Any]
             #expect(status == 400, "\(format): \(status)")
             #expect(error?["code"] as? String == "bad_encoding")

@@ -25,7 +25,7 @@ import Testing
         for (k, v) in environment { env[k] = v }
         p.environment = env
         let errors = directory.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: errors.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
         p.standardOutput = FileHandle.nullDevice
         p.standardError = try FileHandle(forWritingTo: errors)
         try p.run()
@@ -74,7 +74,9 @@ import Testing
         let shipped = DaemonProcess.packageRoot.appendingPathComponent("packaging/config.yaml").path
         let d = try DaemonProcess(
             // The disk thresholds are the file's only values a small test filesystem could fail.
-            extraArguments: ["--config", shipped, "--disk-min-free-bytes", "0", "--disk-min-free-ratio", "0", "--disk-keep-free-bytes", "0"],
+            extraArguments: [
+                "--config", shipped, "--disk-min-free-bytes", "0", "--disk-min-free-ratio", "0", "--disk-keep-free-bytes", "0",
+            ],
             environment: ["MAMTELEMETRY_URL": "http://127.0.0.1:1", "MAMTELEMETRY_TOKEN": "not-a-token"])
         defer { d.cleanUp() }
         try await d.start()

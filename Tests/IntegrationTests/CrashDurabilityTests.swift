@@ -24,8 +24,10 @@ import Testing
                         while Date() < deadline {
                             let ids = (0..<50).map { "r\(round)-c\(client)-\(n)-\($0)" }
                             n += 1
-                            let body = ids.map { #"{"name":"AppLaunch","appId":"com.crash","deviceId":"d","eventId":"\#($0)","data":{"managementType":"MDM"}}"# }
-                                .joined(separator: "\n")
+                            let body = ids.map {
+                                #"{"name":"AppLaunch","appId":"com.crash","deviceId":"d","eventId":"\#($0)","data":{"managementType":"MDM"}}"#
+                            }
+                            .joined(separator: "\n")
                             if let (status, _, _) = try? await d.post("/v1/telemetry", body: Array(body.utf8)), status == 200 {
                                 await acked.add(ids)
                             }

@@ -12,7 +12,9 @@ import Testing
 
     static var mixedBody: [UInt8] {
         let prod = prodIds.map { #"{"name":"AppLaunch","appId":"com.contoso.crash","deviceId":"d","eventId":"\#($0)"}"# }
-        let ppe = ppeIds.map { #"{"name":"AppLaunch","appId":"com.contoso.crash","deviceId":"d","eventId":"\#($0)","settings":{"MAMTelemetryUsePPE":true}}"# }
+        let ppe = ppeIds.map {
+            #"{"name":"AppLaunch","appId":"com.contoso.crash","deviceId":"d","eventId":"\#($0)","settings":{"MAMTelemetryUsePPE":true}}"#
+        }
         // Interleaved, as a relay batching several apps would send them.
         return Array([prod[0], ppe[0], prod[1], ppe[1], prod[2]].joined(separator: "\n").utf8)
     }
@@ -23,7 +25,8 @@ import Testing
     static func crash(at point: String) async throws -> DaemonProcess {
         let d = try DaemonProcess(environment: ["MAMTELEMETRYD_TEST_CRASH_AT": point])
         try await d.start()
-        let before = try await d.post("/v1/telemetry", body: Array(#"{"name":"AppLaunch","appId":"com.contoso.crash","deviceId":"d","eventId":"before"}"#.utf8))
+        let before = try await d.post(
+            "/v1/telemetry", body: Array(#"{"name":"AppLaunch","appId":"com.contoso.crash","deviceId":"d","eventId":"before"}"#.utf8))
         #expect(before.0 == 200)
         let answer = try? await d.post("/v1/telemetry", body: mixedBody)
         #expect(answer == nil, "the daemon answered \(answer.map { "\($0.0)" } ?? "") instead of dying at \(point)")
@@ -72,8 +75,10 @@ import Testing
     /// An OTLP export with a log record and an AppLaunch event (one commit for both kinds).
     static var otlpExport: [UInt8] {
         func attribute(_ key: String, _ value: String) -> String { #"{"key":"\#(key)","value":{"stringValue":"\#(value)"}}"# }
-        let log = #"{"timeUnixNano":"1795256130123000000","severityNumber":17,"body":{"stringValue":"crash probe"},"attributes":[\#(attribute("log.record.uid", "k-log"))]}"#
-        let event = #"{"timeUnixNano":"1795256130124000000","eventName":"AppLaunch","attributes":[\#(attribute("log.record.uid", "k-event"))]}"#
+        let log =
+            #"{"timeUnixNano":"1795256130123000000","severityNumber":17,"body":{"stringValue":"crash probe"},"attributes":[\#(attribute("log.record.uid", "k-log"))]}"#
+        let event =
+            #"{"timeUnixNano":"1795256130124000000","eventName":"AppLaunch","attributes":[\#(attribute("log.record.uid", "k-event"))]}"#
         let resource = #"{"attributes":[\#(attribute("service.name", "com.contoso.kinds")),\#(attribute("device.id", "d"))]}"#
         return Array(#"{"resourceLogs":[{"resource":\#(resource),"scopeLogs":[{"logRecords":[\#(log),\#(event)]}]}]}"#.utf8)
     }

@@ -17,7 +17,8 @@ import Testing
         defer { try? random?.close() }
         let lines = (0..<count).map { i -> String in
             let noise = (random?.readData(ofLength: 3_000) ?? Data()).base64EncodedString()
-            return #"{"name":"AppLaunch","appId":"com.contoso.reclaim","deviceId":"d","eventId":"r\#(request)-\#(i)","data":{"managementType":"MDM","noise":"\#(noise)"}}"#
+            return
+                #"{"name":"AppLaunch","appId":"com.contoso.reclaim","deviceId":"d","eventId":"r\#(request)-\#(i)","data":{"managementType":"MDM","noise":"\#(noise)"}}"#
         }
         return Array(lines.joined(separator: "\n").utf8)
     }
@@ -89,7 +90,8 @@ import Testing
 
         // The space came back to the filesystem, above the keep-free floor.
         #expect(disk.freeBytes >= 24 * Self.mib, "only \(disk.freeBytes) bytes free after retention")
-        #expect(Self.fileSize(database) < sizeBefore - 8 * Self.mib, "the database did not shrink: \(sizeBefore) -> \(Self.fileSize(database))")
+        #expect(
+            Self.fileSize(database) < sizeBefore - 8 * Self.mib, "the database did not shrink: \(sizeBefore) -> \(Self.fileSize(database))")
 
         // Retention took the oldest records and nothing newer than the last one it took.
         let stored = Set(try await d.allEvents(extra: "&app=com.contoso.reclaim").compactMap { $0["eventId"] as? String })

@@ -101,7 +101,12 @@ import Testing
         let device = "ctl-\(UUID().uuidString)"
         #expect(try await d.ingestLogs(Self.record("already there", device: device)).0 == 200)
         let ctl = try ControlProcess(["logs", "--device", device, "-f"], daemon: d)
-        defer { if ctl.process.isRunning { kill(ctl.process.processIdentifier, SIGKILL); ctl.process.waitUntilExit() } }
+        defer {
+            if ctl.process.isRunning {
+                kill(ctl.process.processIdentifier, SIGKILL)
+                ctl.process.waitUntilExit()
+            }
+        }
         #expect(try await ctl.waitForOutput(containing: "already there"), "\(ctl.standardOutput) \(ctl.standardError)")
 
         #expect(try await d.ingestLogs(Self.record("not this device", device: "someone-else")).0 == 200)
@@ -170,7 +175,8 @@ final class FollowClient: @unchecked Sendable {
     /// The records received so far: NDJSON lines, or the `data:` of each event.
     var records: [[String: Any]] {
         let lines = rawText.split(separator: "\n", omittingEmptySubsequences: true)
-        let payloads = serverSentEvents
+        let payloads =
+            serverSentEvents
             ? lines.filter { $0.hasPrefix("data: ") }.map { $0.dropFirst(6) }
             : lines.filter { $0.hasPrefix("{") }
         return payloads.map { parseJSON(Array($0.utf8)) }

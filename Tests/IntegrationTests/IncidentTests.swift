@@ -53,7 +53,9 @@ import Testing
         defer { d.cleanUp() }
         let device = "inc-\(UUID().uuidString)"
         // Automatic logs from the same device before and after, which must not be counted.
-        #expect(try await d.ingestLogs(#"{"level":"error","message":"automatic before","appId":"com.contoso.mail","deviceId":"\#(device)"}"#).0 == 200)
+        #expect(
+            try await d.ingestLogs(#"{"level":"error","message":"automatic before","appId":"com.contoso.mail","deviceId":"\#(device)"}"#).0
+                == 200)
         let (status, answer) = try await d.diagnose([
             "appId": "com.contoso.mail", "deviceId": device, "sessionId": "sess-9",
             "identity": "Megan.Bowen@Contoso.com", "description": "attachments do not open",
@@ -75,10 +77,14 @@ import Testing
         ])
         let otherID = try #require((other["incident"] as? [String: Any])?["id"] as? String)
         #expect(otherID != id)
-        #expect(try await d.ingestLogs(#"{"level":"error","message":"automatic after","appId":"com.contoso.mail","deviceId":"\#(device)"}"#).0 == 200)
+        #expect(
+            try await d.ingestLogs(#"{"level":"error","message":"automatic after","appId":"com.contoso.mail","deviceId":"\#(device)"}"#).0
+                == 200)
 
         let symbols = String(id.dropFirst(4)).replacingOccurrences(of: "-", with: "")
-        var spellings = [id, id.lowercased(), "MAM" + symbols, ("mam" + symbols).lowercased(), "MAM-\(symbols.prefix(4))\(symbols.suffix(4))"]
+        var spellings = [
+            id, id.lowercased(), "MAM" + symbols, ("mam" + symbols).lowercased(), "MAM-\(symbols.prefix(4))\(symbols.suffix(4))",
+        ]
         // Without the prefix too — except for ids whose symbols themselves start with "MAM",
         // which `IncidentID(parsing:)` cannot tell from the prefix (reported as a bug).
         if !symbols.hasPrefix("MAM") { spellings += [symbols, symbols.lowercased()] }

@@ -21,7 +21,9 @@ import Testing
         let pad = String(repeating: "x", count: 30_000)
         let count = max(1, bytes / 60_200)
         let ids = (0..<count).map { "\(tag)-\($0)" }
-        let lines = ids.map { #"{"name":"AppLaunch","appId":"com.contoso.inflate","deviceId":"d","eventId":"\#($0)","data":{"p0":"\#(pad)","p1":"\#(pad)"}}"# }
+        let lines = ids.map {
+            #"{"name":"AppLaunch","appId":"com.contoso.inflate","deviceId":"d","eventId":"\#($0)","data":{"p0":"\#(pad)","p1":"\#(pad)"}}"#
+        }
         return (ids, Array(lines.joined(separator: "\n").utf8))
     }
 
@@ -37,7 +39,8 @@ import Testing
     /// The in-flight gauge, read from `/metrics`.
     static func inFlight(_ d: DaemonProcess) async throws -> Int {
         let (_, exposition) = try await d.get("/metrics")
-        for line in String(decoding: exposition, as: UTF8.self).split(separator: "\n") where line.hasPrefix("mamtelemetry_ingest_inflight_bytes ") {
+        for line in String(decoding: exposition, as: UTF8.self).split(separator: "\n")
+        where line.hasPrefix("mamtelemetry_ingest_inflight_bytes ") {
             return Int(Double(line.split(separator: " ").last ?? "") ?? 0)
         }
         return 0
@@ -120,7 +123,9 @@ import Testing
         }
         #expect(!acknowledged.isEmpty)
         #expect(try await Self.storedIds(d) == acknowledged)
-        print("inflated bodies: \(results.filter { $0.1 == 200 }.count) stored, \(results.filter { $0.1 == 503 }.count) refused, VmHWM \(hwm) KiB")
+        print(
+            "inflated bodies: \(results.filter { $0.1 == 200 }.count) stored, \(results.filter { $0.1 == 503 }.count) refused, VmHWM \(hwm) KiB"
+        )
         #expect(hwm < 180 * 1024, "daemon VmHWM \(hwm) KiB")
     }
 }

@@ -16,14 +16,18 @@ import Testing
         try await d.start()
         defer { d.cleanUp() }
         var expected = 0
-        for (encoding, format) in [("identity", nil), ("gzip", ZlibFormat.gzip), ("deflate", .zlib), ("deflate", .raw)] as [(String, ZlibFormat?)] {
+        for (encoding, format) in [("identity", nil), ("gzip", ZlibFormat.gzip), ("deflate", .zlib), ("deflate", .raw)]
+            as [(String, ZlibFormat?)]
+        {
             for framing in ["ndjson", "array"] {
                 let tag = "\(encoding)\(format.map { "-\($0.rawValue)" } ?? "")-\(framing)"
                 let lines = Self.events(tag, count: 5)
-                let plain = Array((framing == "ndjson" ? lines.joined(separator: "\n") : "[\n" + lines.joined(separator: ",\n") + "\n]").utf8)
+                let plain = Array(
+                    (framing == "ndjson" ? lines.joined(separator: "\n") : "[\n" + lines.joined(separator: ",\n") + "\n]").utf8)
                 let body = try format.map { try Deflate.compress(plain, format: $0) } ?? plain
                 let contentType = framing == "ndjson" ? "application/x-ndjson" : "application/json"
-                let (status, answer, _) = try await d.post("/v1/telemetry", body: body, headers: [("Content-Type", contentType), ("Content-Encoding", encoding)])
+                let (status, answer, _) = try await d.post(
+                    "/v1/telemetry", body: body, headers: [("Content-Type", contentType), ("Content-Encoding", encoding)])
                 #expect(status == 200, "\(tag): \(String(decoding: answer, as: UTF8.self))")
                 let json = parseJSON(answer)
                 #expect(json["accepted"] as? Int == 5, "\(tag)")
@@ -55,7 +59,8 @@ import Testing
         #expect((parseJSON(b2)["error"] as? [String: Any])?["code"] as? String == "no_valid_records")
         // Truncated deflate: 400 that says so.
         let full = try Deflate.compress(Array(Self.events("t", count: 50).joined(separator: "\n").utf8), format: .raw)
-        let (s3, b3, _) = try await d.post("/v1/telemetry", body: Array(full.prefix(full.count / 2)), headers: [("Content-Encoding", "deflate")])
+        let (s3, b3, _) = try await d.post(
+            "/v1/telemetry", body: Array(full.prefix(full.count / 2)), headers: [("Content-Encoding", "deflate")])
         #expect(s3 == 400)
         #expect(String(decoding: b3, as: UTF8.self).contains("truncated"))
         // Empty body.

@@ -42,7 +42,8 @@ struct JournalCatalogEventsTests {
             let explained = try JournaldMirrorTests.explain(harness, database: database, messageID: id)
             #expect(explained.status == 0, "\(explained.standardError)")
             let subject = try JournaldMirrorTests.catalogSubject(of: id)
-            #expect(explained.standardOutput.contains(subject), "journalctl -x shows no explanation for \(id):\n\(explained.standardOutput)")
+            #expect(
+                explained.standardOutput.contains(subject), "journalctl -x shows no explanation for \(id):\n\(explained.standardOutput)")
         }
         JournaldMirrorTests.terminateCommand(of: harness, daemon)
         #expect(JournaldMirrorTests.waitForExit(daemon, timeout: 15))

@@ -54,7 +54,8 @@ struct JournalExcerptTests {
         // The mirror carries verbose text raw here, so the bundle's own redaction is what is tested.
         try await Self.withDaemon(["--journal-verbose-messages", "raw"]) { harness, d in
             let tag = UUID().uuidString.prefix(8).lowercased()
-            let a = "jx-a-\(tag)", b = "jx-b-\(tag)"
+            let a = "jx-a-\(tag)"
+            let b = "jx-b-\(tag)"
             let lines = [
                 Self.line("warning", "A warning \(tag)", device: a, identity: Self.alice),
                 Self.line("verbose", "A verbose Jane Roe \(tag)", device: a, identity: Self.alice.uppercased()),
@@ -98,7 +99,8 @@ struct JournalExcerptTests {
             // One pseudonym everywhere: the journal's MAM_IDENTITY_HASH for Alice (in both
             // casings she was sent in) is what a read query shows and /v1/pseudonyms returns.
             let hashes = Set(try harness.entries(["MAM_DEVICE_ID=\(a)"]).compactMap { $0["MAM_IDENTITY_HASH"] })
-            let shown = try await d.json("/v1/pseudonyms?identity=\(Self.alice.uppercased().addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
+            let shown = try await d.json(
+                "/v1/pseudonyms?identity=\(Self.alice.uppercased().addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
             #expect(hashes == [shown["pseudonym"] as? String ?? "?"], "\(hashes) vs \(shown)")
             let read = try await ScopeMatrixTests.createToken(d, name: "reader", scopes: ["read"])
             let (_, page) = try await d.get("/v1/logs?device=\(a)", headers: [("Authorization", "Bearer \(read)")])
@@ -139,7 +141,8 @@ struct JournalExcerptTests {
             #expect(try await d.ingestLogs(Self.line("error", "group check \(device)", device: device, identity: Self.alice)).0 == 200)
             _ = try await harness.waitForEntries(["MAM_DEVICE_ID=\(device)"])
             let token = try await ScopeMatrixTests.createToken(d, name: "support", scopes: ["bundle"])
-            let (status, bytes) = try await d.get("/v1/bundles?device=\(device)&format=tar.gz", headers: [("Authorization", "Bearer \(token)")])
+            let (status, bytes) = try await d.get(
+                "/v1/bundles?device=\(device)&format=tar.gz", headers: [("Authorization", "Bearer \(token)")])
             #expect(status == 200)
             let path = d.dataDirectory.appendingPathComponent("g.tar.gz")
             try Data(bytes).write(to: path)

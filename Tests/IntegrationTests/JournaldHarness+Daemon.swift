@@ -26,7 +26,8 @@ extension JournaldHarness {
         // The harness passes NOTIFY_SOCKET on to the daemon (only journald is kept from
         // it), so the daemon's READY=1 tells the test which port it bound.
         let seen = d.notify.messages.count
-        let daemon = try launch(command[0], Array(command.dropFirst()), environment: d.daemonEnvironment(), standardOutput: log, standardError: log)
+        let daemon = try launch(
+            command[0], Array(command.dropFirst()), environment: d.daemonEnvironment(), standardOutput: log, standardError: log)
         do {
             try await d.waitUntilReady(after: seen, path: readyPath, alive: { daemon.isRunning })
         } catch {

@@ -89,7 +89,9 @@ struct JournaldMirrorTests {
         try await Task.sleep(for: .milliseconds(500))  // anything extra would arrive by now
         #expect(try harness.entries(["MAM_DEVICE_ID=\(deviceA)"]).count == 7)
         #expect(try harness.entries(["MAM_DEVICE_ID=\(deviceB)"]).count == 4)
-        #expect(Set(a.compactMap { $0["MESSAGE"] }) == Set(levels.map { "A \($0) \(tag)" } + ["I error \(tag)", "I verbose \(tag)", "I warning \(tag)"]))
+        #expect(
+            Set(a.compactMap { $0["MESSAGE"] })
+                == Set(levels.map { "A \($0) \(tag)" } + ["I error \(tag)", "I verbose \(tag)", "I warning \(tag)"]))
         #expect(Set(b.compactMap { $0["MESSAGE"] }) == Set(levels.map { "B \($0) \(tag)" }))
 
         var hashes = Set<String>()
@@ -126,7 +128,10 @@ struct JournaldMirrorTests {
         // The incident: its records carry its id, PRIORITY by level, and the same identity hash.
         let inIncident = try harness.entries(["MAM_INCIDENT_ID=\(incident)"])
         #expect(Set(inIncident.compactMap { $0["MESSAGE"] }) == ["I error \(tag)", "I verbose \(tag)", "I warning \(tag)"])
-        #expect(inIncident.allSatisfy { $0["MAM_DEVICE_ID"] == deviceA && $0["MAM_ENV"] == "prod" && $0["MAM_IDENTITY_HASH"].map(hashes.contains) == true })
+        #expect(
+            inIncident.allSatisfy {
+                $0["MAM_DEVICE_ID"] == deviceA && $0["MAM_ENV"] == "prod" && $0["MAM_IDENTITY_HASH"].map(hashes.contains) == true
+            })
         #expect(inIncident.first { $0["MAM_LEVEL"] == "warning" }?["MAM_COMPONENT"] == "Viewer")
         #expect(inIncident.first { $0["MAM_LEVEL"] == "warning" }?["PRIORITY"] == "4")
         #expect(inIncident.first { $0["MAM_LEVEL"] == "verbose" }?["PRIORITY"] == "7")
@@ -172,7 +177,8 @@ struct JournaldMirrorTests {
         #expect(!export.standardOutput.lowercased().contains(Self.upn.lowercased()))
         var journalBytes = 0
         var filesWithRecords = 0  // the positive control: the grep does see mirrored text
-        let files = FileManager.default.enumerator(at: harness.journalDirectory, includingPropertiesForKeys: nil)?
+        let files =
+            FileManager.default.enumerator(at: harness.journalDirectory, includingPropertiesForKeys: nil)?
             .compactMap { $0 as? URL } ?? []
         for file in files where file.pathExtension == "journal" {
             let raw = try Data(contentsOf: file)
@@ -249,7 +255,9 @@ struct JournaldMirrorTests {
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", database?.path ?? "", harness.journalDirectory.path]
+        process.arguments = [
+            "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", database?.path ?? "", harness.journalDirectory.path,
+        ]
         process.environment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "SYSTEMD_PAGER": ""]
         process.standardInput = FileHandle.nullDevice
         let output = Pipe()

@@ -22,7 +22,9 @@ import Testing
 
     /// An event of exactly `total` bytes, its size made of `data` members holding `filler`
     /// text of at most `chunk` bytes each.
-    static func padded(_ id: String, total: Int, chunk: Int = 500, filler: (Int) -> String = { String(repeating: "x", count: $0) }) -> String {
+    static func padded(_ id: String, total: Int, chunk: Int = 500, filler: (Int) -> String = { String(repeating: "x", count: $0) })
+        -> String
+    {
         let head = #"{"name":"LimitProbe","appId":"com.contoso.limits","eventId":"\#(id)","data":{"#
         let tail = "}}"
         var fields: [String] = []
@@ -45,7 +47,9 @@ import Testing
     }
 
     /// NDJSON of exactly `total` bytes with no line over `lineBytes`.
-    static func ndjson(total: Int, lineBytes: Int, chunk: Int = 1000, filler: @escaping (Int) -> String = { String(repeating: "x", count: $0) }) -> [UInt8] {
+    static func ndjson(
+        total: Int, lineBytes: Int, chunk: Int = 1000, filler: @escaping (Int) -> String = { String(repeating: "x", count: $0) }
+    ) -> [UInt8] {
         let count = (total + 1 + lineBytes) / (lineBytes + 1)
         let content = total - (count - 1)
         let lines = (0..<count).map { i in
@@ -73,7 +77,8 @@ import Testing
         try await d.start()
         defer { d.cleanUp() }
         func post(_ lines: [String]) async throws -> (Int, [UInt8]) {
-            let (s, b, _) = try await d.post("/v1/telemetry", body: Array(lines.joined(separator: "\n").utf8), headers: [("Content-Type", "application/x-ndjson")])
+            let (s, b, _) = try await d.post(
+                "/v1/telemetry", body: Array(lines.joined(separator: "\n").utf8), headers: [("Content-Type", "application/x-ndjson")])
             return (s, b)
         }
         // Line length: 4096 passes, 4097 is rejected by name.
@@ -133,10 +138,13 @@ import Testing
         r.method = .POST
         r.headers.add(name: "Authorization", value: "Bearer \(d.adminToken ?? "")")
         let over = Self.ndjson(total: 1_048_577, lineBytes: 60_000)
-        r.body = .stream(AsyncStream<ByteBuffer> { c in
-            for start in stride(from: 0, to: over.count, by: 65_536) { c.yield(ByteBuffer(bytes: over[start..<min(start + 65_536, over.count)])) }
-            c.finish()
-        }, length: .unknown)
+        r.body = .stream(
+            AsyncStream<ByteBuffer> { c in
+                for start in stride(from: 0, to: over.count, by: 65_536) {
+                    c.yield(ByteBuffer(bytes: over[start..<min(start + 65_536, over.count)]))
+                }
+                c.finish()
+            }, length: .unknown)
         if let resp = try? await HTTPClient.shared.execute(r, timeout: .seconds(30)) {
             let body = [UInt8](buffer: try await resp.body.collect(upTo: 1 << 20))
             #expect(resp.status.code == 413 && Self.message(body).contains("maxBodyBytes=1048576"), "\(resp.status) \(Self.message(body))")

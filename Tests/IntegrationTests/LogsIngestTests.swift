@@ -130,7 +130,8 @@ import Testing
         let (s1, _) = try await d.ingestLogs("from headers", contentType: "text/plain", headers: headers)
         #expect(s1 == 200)
         // Query beats headers.
-        let (s2, _) = try await d.ingestLogs("from query", query: "?app=com.query.app&device=\(device)", contentType: "text/plain", headers: headers)
+        let (s2, _) = try await d.ingestLogs(
+            "from query", query: "?app=com.query.app&device=\(device)", contentType: "text/plain", headers: headers)
         #expect(s2 == 200)
         // NDJSON: the record's own fields beat the request's defaults; missing ones are filled.
         let ndjson = [

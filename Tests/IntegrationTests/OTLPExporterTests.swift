@@ -74,7 +74,9 @@ struct OTLPExporterTests {
             #expect(ppe.map { $0["message"] as? String } == ["\(encoding) PPE-\(tag)"])
 
             // Telemetry events, found by the case-insensitive identity like native ones.
-            let events = try await d.json("/v1/events?device=\(device)&identity=megan.bowen@contoso.com&order=asc")["events"] as? [[String: Any]] ?? []
+            let events =
+                try await d.json("/v1/events?device=\(device)&identity=megan.bowen@contoso.com&order=asc")["events"] as? [[String: Any]]
+                ?? []
             #expect(events.map { $0["name"] as? String } == ["EnrollmentCall", "AppLaunch"])
             let call = events.first ?? [:]
             #expect(call["statusName"] as? String == "AccountNotLicensed")
@@ -123,7 +125,8 @@ struct OTLPExporterTests {
         }
         #expect(inflated >= 4)
         var controlSeen = false
-        let journalFiles = FileManager.default.enumerator(at: harness.journalDirectory, includingPropertiesForKeys: nil)?
+        let journalFiles =
+            FileManager.default.enumerator(at: harness.journalDirectory, includingPropertiesForKeys: nil)?
             .compactMap { $0 as? URL } ?? []
         for file in journalFiles where file.pathExtension == "journal" {
             let raw = try Data(contentsOf: file)
@@ -150,11 +153,14 @@ struct OTLPExporterTests {
         // Only what an operator would set: no OTEL_* from the test runner's own environment.
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("OTEL_") }
         env.merge(environment) { $1 }
-        return try run(python, [emitter.path, "--encoding", encoding, "--tag", tag, "--opted-out-app", optedOutApp], environment: env, timeout: 120)
+        return try run(
+            python, [emitter.path, "--encoding", encoding, "--tag", tag, "--opted-out-app", optedOutApp], environment: env, timeout: 120)
     }
 
     /// Runs a command to completion, bounded: a hung exporter fails the test, not the suite.
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String], timeout: TimeInterval) throws -> JournaldHarness.Output {
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String], timeout: TimeInterval) throws
+        -> JournaldHarness.Output
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

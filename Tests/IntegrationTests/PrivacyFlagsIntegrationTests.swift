@@ -82,4 +82,3 @@ import Testing
         }
     }
 }
-

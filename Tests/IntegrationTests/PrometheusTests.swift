@@ -48,7 +48,8 @@ import Testing
     /// the way Grafana would for a 1 s scrape interval, and template variables (`$env`) at
     /// their defaults unless `resolveVariables` is false.
     static func dashboardExpressions(_ file: String, resolveVariables: Bool = true) throws -> [(panel: String, expr: String)] {
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: dashboards.appendingPathComponent(file))) as? [String: Any] ?? [:]
+        let json =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: dashboards.appendingPathComponent(file))) as? [String: Any] ?? [:]
         var out: [(String, String)] = []
         for panel in json["panels"] as? [[String: Any]] ?? [] {
             for target in panel["targets"] as? [[String: Any]] ?? [] {
@@ -97,10 +98,15 @@ import Testing
 
     @Test func dashboardsAreValidJSONAndUseTheDatasourceVariable() throws {
         for file in Self.dashboardFiles {
-            let json = try JSONSerialization.jsonObject(with: Data(contentsOf: Self.dashboards.appendingPathComponent(file))) as? [String: Any] ?? [:]
+            let json =
+                try JSONSerialization.jsonObject(with: Data(contentsOf: Self.dashboards.appendingPathComponent(file))) as? [String: Any]
+                ?? [:]
             #expect((json["schemaVersion"] as? Int ?? 0) >= 39, "\(file)")
             let variables = (json["templating"] as? [String: Any])?["list"] as? [[String: Any]] ?? []
-            #expect(variables.contains { $0["name"] as? String == "datasource" && $0["type"] as? String == "datasource" && $0["query"] as? String == "prometheus" }, "\(file)")
+            #expect(
+                variables.contains {
+                    $0["name"] as? String == "datasource" && $0["type"] as? String == "datasource" && $0["query"] as? String == "prometheus"
+                }, "\(file)")
             let panels = json["panels"] as? [[String: Any]] ?? []
             #expect(panels.count >= 6, "\(file)")
             for panel in panels {
@@ -110,7 +116,8 @@ import Testing
                 let targets = panel["targets"] as? [[String: Any]] ?? []
                 #expect(!targets.isEmpty, "\(file): \(title)")
                 for target in targets {
-                    #expect(target["datasource"] as? [String: String] == ["type": "prometheus", "uid": "${datasource}"], "\(file): \(title)")
+                    #expect(
+                        target["datasource"] as? [String: String] == ["type": "prometheus", "uid": "${datasource}"], "\(file): \(title)")
                 }
             }
             // No hard-coded datasource uid anywhere.
@@ -126,7 +133,9 @@ import Testing
     @Test func fleetPanelsShowProductionUnlessPPEIsChosen() throws {
         let selector = try Regex(#"(mamtelemetry_[a-z_]+)(\{[^}]*\})?"#)
         for file in Self.dashboardFiles {
-            let json = try JSONSerialization.jsonObject(with: Data(contentsOf: Self.dashboards.appendingPathComponent(file))) as? [String: Any] ?? [:]
+            let json =
+                try JSONSerialization.jsonObject(with: Data(contentsOf: Self.dashboards.appendingPathComponent(file))) as? [String: Any]
+                ?? [:]
             let variables = (json["templating"] as? [String: Any])?["list"] as? [[String: Any]] ?? []
             let envVariable = variables.first { $0["name"] as? String == "env" }
             for (panel, expr) in try Self.dashboardExpressions(file, resolveVariables: false) {
@@ -135,11 +144,15 @@ import Testing
                     let isFleet = file == "mam-fleet.json" || Self.fleetMetrics.contains { metric.hasPrefix($0) }
                     guard isFleet else { continue }
                     let labels = match.output[2].range.map { String(expr[$0]) } ?? ""
-                    #expect(labels.contains(#"env="prod""#) || labels.contains(#"env="$env""#), "\(file) / \(panel): \(metric) mixes PPE into \(expr)")
+                    #expect(
+                        labels.contains(#"env="prod""#) || labels.contains(#"env="$env""#),
+                        "\(file) / \(panel): \(metric) mixes PPE into \(expr)")
                     if labels.contains(#"env="$env""#) {
                         let env = try #require(envVariable, "\(file) uses $env but defines no env variable")
                         #expect((env["current"] as? [String: Any])?["value"] as? String == "prod", "\(file): $env must default to prod")
-                        #expect(env["includeAll"] as? Bool == false && env["multi"] as? Bool == false, "\(file): $env must pick one environment")
+                        #expect(
+                            env["includeAll"] as? Bool == false && env["multi"] as? Bool == false, "\(file): $env must pick one environment"
+                        )
                         #expect(Set((env["query"] as? String ?? "").split(separator: ",").map(String.init)) == ["prod", "ppe"])
                     }
                 }
@@ -157,11 +170,18 @@ import Testing
         var lines: [String] = []
         for i in 0..<6 {
             let id = "r\(round)-\(i)"
-            lines.append(#"{"name":"AppLaunch","appId":"com.contoso.mail","eventId":"L\#(id)","data":{"managementType":"\#(["MDM", "MAM-WE", "Unmanaged"][i % 3])"}\#(i == 5 ? ppe : "")}"#)
-            lines.append(#"{"name":"EnrollmentCall","appId":"com.contoso.mail","eventId":"E\#(id)","data":{"operation":"\#(["enroll", "policyCheckIn"][i % 2])","statusCode":\#([100, 200, 101, 999, 216, 100][i]),"durationMs":\#(120 + i * 300)}\#(i == 4 ? ppe : "")}"#)
-            lines.append(#"{"name":"IntuneAction","appId":"com.contoso.mail","eventId":"A\#(id)","data":{"action":"\#(["PinPrompt", "SelectiveWipe"][i % 2])"}}"#)
+            lines.append(
+                #"{"name":"AppLaunch","appId":"com.contoso.mail","eventId":"L\#(id)","data":{"managementType":"\#(["MDM", "MAM-WE", "Unmanaged"][i % 3])"}\#(i == 5 ? ppe : "")}"#
+            )
+            lines.append(
+                #"{"name":"EnrollmentCall","appId":"com.contoso.mail","eventId":"E\#(id)","data":{"operation":"\#(["enroll", "policyCheckIn"][i % 2])","statusCode":\#([100, 200, 101, 999, 216, 100][i]),"durationMs":\#(120 + i * 300)}\#(i == 4 ? ppe : "")}"#
+            )
+            lines.append(
+                #"{"name":"IntuneAction","appId":"com.contoso.mail","eventId":"A\#(id)","data":{"action":"\#(["PinPrompt", "SelectiveWipe"][i % 2])"}}"#
+            )
         }
-        lines.append(#"{"name":"AppLaunch","appId":"com.contoso.mail","eventId":"Lr\#(round)-0","data":{"managementType":"MDM"}}"#)  // duplicate
+        // A duplicate of the round's first event.
+        lines.append(#"{"name":"AppLaunch","appId":"com.contoso.mail","eventId":"Lr\#(round)-0","data":{"managementType":"MDM"}}"#)
         lines.append("{not json")
         return Array(lines.joined(separator: "\n").utf8)
     }
@@ -175,9 +195,11 @@ import Testing
         try await daemon.start()
         defer { daemon.cleanUp() }
 
-        let logLine = Array(#"{"appId":"com.contoso.mail","deviceId":"d1","level":"error","component":"MAMEnrollment","message":"enrollment failed"}"#.utf8)
+        let logLine = Array(
+            #"{"appId":"com.contoso.mail","deviceId":"d1","level":"error","component":"MAMEnrollment","message":"enrollment failed"}"#.utf8)
         for round in 0..<3 {
-            let (status, body, _) = try await daemon.post("/v1/telemetry", body: Self.traffic(round: round), headers: [("Content-Type", "application/x-ndjson")])
+            let (status, body, _) = try await daemon.post(
+                "/v1/telemetry", body: Self.traffic(round: round), headers: [("Content-Type", "application/x-ndjson")])
             #expect(status == 200, "\(String(decoding: body, as: UTF8.self))")
         }
         _ = try await daemon.post("/v1/logs", body: logLine, headers: [("Content-Type", "application/x-ndjson")])
@@ -243,7 +265,8 @@ import Testing
         let deadline = Date().addingTimeInterval(90)
         var scrapes = 0
         while Date() < deadline {
-            _ = try await daemon.post("/v1/telemetry", body: Self.traffic(round: round), headers: [("Content-Type", "application/x-ndjson")])
+            _ = try await daemon.post(
+                "/v1/telemetry", body: Self.traffic(round: round), headers: [("Content-Type", "application/x-ndjson")])
             round += 1
             if let r = try? await query(#"count_over_time(up{job="mamtelemetryd"}[1m])"#),
                 let sample = (r.result.first as? [String: Any])?["value"] as? [Any], let v = sample.last as? String, let n = Double(v)
@@ -275,7 +298,8 @@ import Testing
             #expect(r.status == "success", "\(alert): \(expr): \(r.error ?? "")")
         }
         // And Prometheus loaded the same rules without error.
-        let rulesAPI = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/rules"), timeout: .seconds(10))
+        let rulesAPI = try await HTTPClient.shared.execute(
+            HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/rules"), timeout: .seconds(10))
         let rulesBody = String(buffer: try await rulesAPI.body.collect(upTo: 16 << 20))
         #expect(rulesBody.contains("MamTelemetryDaemonDown") && !rulesBody.contains("\"health\":\"err\""), "\(rulesBody)")
     }

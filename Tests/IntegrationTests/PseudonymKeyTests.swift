@@ -9,7 +9,8 @@ import Testing
 @Suite(.serialized) struct PseudonymKeyTests {
     /// The pseudonym a read token is shown for one identity (stored once per daemon start).
     static func pseudonym(_ d: DaemonProcess) async throws -> String {
-        let record = #"{"level":"info","message":"key check","appId":"com.contoso.mail","deviceId":"key-check","identity":"Jane@Contoso.com"}"#
+        let record =
+            #"{"level":"info","message":"key check","appId":"com.contoso.mail","deviceId":"key-check","identity":"Jane@Contoso.com"}"#
         #expect(try await d.ingestLogs(record).0 == 200)
         let read = try await ScopeMatrixTests.createToken(d, name: "reader-\(UUID().uuidString.prefix(6))", scopes: ["read"])
         let (status, body) = try await d.get("/v1/logs?device=key-check&limit=1", headers: [("Authorization", "Bearer \(read)")])

@@ -18,7 +18,8 @@ import Testing
         let other = try await token("other")
         func post(_ token: String, _ n: Int, tag: String) async throws -> (Int, String, String?) {
             let body = (0..<n).map { #"{"name":"AppLaunch","appId":"com.rate","eventId":"\#(tag)-\#($0)"}"# }.joined(separator: "\n")
-            let (status, answer, headers) = try await d.post("/v1/telemetry", body: Array(body.utf8), headers: [("Authorization", "Bearer \(token)")])
+            let (status, answer, headers) = try await d.post(
+                "/v1/telemetry", body: Array(body.utf8), headers: [("Authorization", "Bearer \(token)")])
             return (status, String(decoding: answer, as: UTF8.self), headers.first(name: "Retry-After"))
         }
         // The burst is two seconds' worth (100 records): the first 100 pass, the next is refused.

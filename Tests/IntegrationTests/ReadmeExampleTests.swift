@@ -27,7 +27,8 @@ import Testing
         let d = try DaemonProcess()
         try await d.start()
         defer { d.cleanUp() }
-        let path = DaemonProcess.binary.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let path =
+            DaemonProcess.binary.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         for block in blocks {
             let run = try BundleFleet.system(
                 "/bin/bash", ["-euo", "pipefail", "-c", block], in: d.dataDirectory,

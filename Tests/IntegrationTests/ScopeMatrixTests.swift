@@ -26,7 +26,9 @@ import Testing
     }
 
     static func diagnostic(app: String) -> [UInt8] {
-        Array(#"{"appId":"\#(app)","deviceId":"dev-1","identity":"\#(upn)","description":"cannot open attachments","logs":[{"level":"error","message":"sign-in failed for \#(upn)","identity":"\#(upn)"}]}"#.utf8)
+        Array(
+            #"{"appId":"\#(app)","deviceId":"dev-1","identity":"\#(upn)","description":"cannot open attachments","logs":[{"level":"error","message":"sign-in failed for \#(upn)","identity":"\#(upn)"}]}"#
+                .utf8)
     }
 
     /// Every route registered by the routers in `Routes/*.swift` and `Auth/TokenRoutes.swift`,
@@ -40,8 +42,11 @@ import Testing
             Route(method: .GET, path: "/console/", scope: nil),
             Route(method: .GET, path: "/console/app.js", scope: nil),
             Route(method: .GET, path: "/v1/whoami", scope: "read"),
-            Route(method: .POST, path: "/v1/telemetry", scope: "ingest", body: Array(event(app: "com.contoso.a", id: UUID().uuidString).utf8)),
-            Route(method: .POST, path: "/v1/logs?app=com.contoso.a", scope: "ingest", body: Array(#"{"level":"info","message":"hello"}"#.utf8)),
+            Route(
+                method: .POST, path: "/v1/telemetry", scope: "ingest", body: Array(event(app: "com.contoso.a", id: UUID().uuidString).utf8)),
+            Route(
+                method: .POST, path: "/v1/logs?app=com.contoso.a", scope: "ingest", body: Array(#"{"level":"info","message":"hello"}"#.utf8)
+            ),
             Route(method: .POST, path: "/v1/diagnostics", scope: "ingest", body: diagnostic(app: "com.contoso.a")),
             Route(method: .GET, path: "/v1/events", scope: "read"),
             Route(method: .GET, path: "/v1/logs", scope: "read"),
@@ -72,12 +77,14 @@ import Testing
         for scope in ["ingest", "read", "bundle", "pii", "admin"] {
             tokens[scope] = try await Self.createToken(d, name: "only-\(scope)", scopes: [scope])
         }
-        let credentials: [(String, String?)] = [("none", nil), ("bad", "mamt_00000000_" + String(repeating: "0", count: 48))]
+        let credentials: [(String, String?)] =
+            [("none", nil), ("bad", "mamt_00000000_" + String(repeating: "0", count: 48))]
             + tokens.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         var checked = 0
         for route in Self.routes(incident: incident) {
             for (label, secret) in credentials {
-                let status = try await Self.send(d, route.method, route.path, body: route.body ?? [], authorization: secret.map { "Bearer \($0)" })
+                let status = try await Self.send(
+                    d, route.method, route.path, body: route.body ?? [], authorization: secret.map { "Bearer \($0)" })
                 let expected: String
                 if route.scope == nil {
                     expected = "allowed"
@@ -118,7 +125,8 @@ import Testing
         ]
         for (method, path, body, reached) in attempts {
             #expect(try await Self.send(d, method, path, body: body, authorization: read) == 403, "\(method) \(path) with a read token")
-            #expect(try await Self.send(d, method, path, body: body, authorization: admin) == reached, "\(method) \(path) with the admin token")
+            #expect(
+                try await Self.send(d, method, path, body: body, authorization: admin) == reached, "\(method) \(path) with the admin token")
         }
         // The only token named "escalated" is the one the admin made.
         let (_, list) = try await Self.exchange(d, .GET, "/v1/tokens")
@@ -136,7 +144,8 @@ import Testing
         let onlyB = Array(Self.event(app: "com.contoso.b", id: "b-1").utf8)
         #expect(try await Self.send(d, .POST, "/v1/telemetry", body: onlyB, authorization: auth) == 403)
         // A's and B's mixed: A's kept, B's line rejected by name.
-        let mixed = Array([Self.event(app: "com.contoso.a", id: "a-1"), Self.event(app: "com.contoso.b", id: "b-2")].joined(separator: "\n").utf8)
+        let mixed = Array(
+            [Self.event(app: "com.contoso.a", id: "a-1"), Self.event(app: "com.contoso.b", id: "b-2")].joined(separator: "\n").utf8)
         let (status, body) = try await Self.exchange(d, .POST, "/v1/telemetry", body: mixed, headers: [("Authorization", auth)])
         #expect(status == 200)
         let json = parseJSON(body)
@@ -146,7 +155,9 @@ import Testing
         let error = rejected.first?["error"] as? String
         #expect(error?.contains("com.contoso.b") == true, "\(rejected)")
         // Logs and diagnostic uploads for B are refused too.
-        #expect(try await Self.send(d, .POST, "/v1/logs?app=com.contoso.b", body: Array(#"{"level":"info","message":"x"}"#.utf8), authorization: auth) == 403)
+        #expect(
+            try await Self.send(
+                d, .POST, "/v1/logs?app=com.contoso.b", body: Array(#"{"level":"info","message":"x"}"#.utf8), authorization: auth) == 403)
         #expect(try await Self.send(d, .POST, "/v1/diagnostics", body: Self.diagnostic(app: "com.contoso.b"), authorization: auth) == 403)
         #expect(try await Self.send(d, .POST, "/v1/diagnostics", body: Self.diagnostic(app: "com.contoso.a"), authorization: auth) == 201)
         // Nothing of B's was stored.
@@ -246,7 +257,8 @@ import Testing
         try await d.start()
         defer { d.cleanUp() }
         let env = ["MAMTELEMETRY_URL": d.baseURL, "MAMTELEMETRY_TOKEN": d.adminToken ?? ""]
-        let (c1, secret, err) = try Self.ctl(["tokens", "create", "--name", "collector-a", "--scope", "ingest", "--scope", "read", "--app", "com.contoso.a"], env)
+        let (c1, secret, err) = try Self.ctl(
+            ["tokens", "create", "--name", "collector-a", "--scope", "ingest", "--scope", "read", "--app", "com.contoso.a"], env)
         #expect(c1 == 0, "\(err)")
         let token = secret.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(token.hasPrefix("mamt_"))
@@ -254,7 +266,8 @@ import Testing
         #expect(try await Self.send(d, .GET, "/v1/events", authorization: "Bearer \(token)") == 200)
         let (c2, table, _) = try Self.ctl(["tokens", "list"], env)
         #expect(c2 == 0)
-        #expect(table.contains("collector-a") && table.contains("ingest,read") && table.contains("com.contoso.a") && table.contains("active"))
+        #expect(
+            table.contains("collector-a") && table.contains("ingest,read") && table.contains("com.contoso.a") && table.contains("active"))
         #expect(!table.contains(String(token.split(separator: "_").last!)))
         let id = String(token.split(separator: "_")[1])
         let (c3, out, _) = try Self.ctl(["tokens", "revoke", id], env)
@@ -301,7 +314,8 @@ import Testing
 
     /// The incident bundle as tar.gz, unpacked to one text.
     static func bundleText(_ d: DaemonProcess, incident: String, authorization: String) async throws -> String {
-        let (status, body) = try await exchange(d, .GET, "/v1/incidents/\(incident)/bundle?format=tar.gz", headers: [("Authorization", authorization)])
+        let (status, body) = try await exchange(
+            d, .GET, "/v1/incidents/\(incident)/bundle?format=tar.gz", headers: [("Authorization", authorization)])
         #expect(status == 200)
         let file = d.dataDirectory.appendingPathComponent("bundle-\(UUID().uuidString).tar.gz")
         try Data(body).write(to: file)
@@ -326,7 +340,8 @@ import Testing
         e.removeValue(forKey: "MAMTELEMETRY_DATA_DIR")
         for (k, v) in env { e[k] = v }
         p.environment = e
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         p.standardOutput = out
         p.standardError = err
         try p.run()
@@ -336,14 +351,19 @@ import Testing
         return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: r, as: UTF8.self))
     }
 
-    static func send(_ d: DaemonProcess, _ method: HTTPMethod, _ path: String, body: [UInt8] = [], authorization: String?) async throws -> Int {
-        try await exchange(d, method, path, body: body, headers: authorization.map { [("Authorization", $0)] } ?? [], anonymous: authorization == nil).0
+    static func send(_ d: DaemonProcess, _ method: HTTPMethod, _ path: String, body: [UInt8] = [], authorization: String?) async throws
+        -> Int
+    {
+        try await exchange(
+            d, method, path, body: body, headers: authorization.map { [("Authorization", $0)] } ?? [], anonymous: authorization == nil
+        ).0
     }
 
     /// One request with exactly the given credentials: unlike `DaemonProcess.post`, adds
     /// the admin token only when `headers` is empty and `anonymous` is false.
     static func exchange(
-        _ d: DaemonProcess, _ method: HTTPMethod, _ path: String, body: [UInt8] = [], headers: [(String, String)] = [], anonymous: Bool = false
+        _ d: DaemonProcess, _ method: HTTPMethod, _ path: String, body: [UInt8] = [], headers: [(String, String)] = [],
+        anonymous: Bool = false
     ) async throws -> (Int, [UInt8]) {
         var r = HTTPClientRequest(url: d.baseURL + path)
         r.method = method

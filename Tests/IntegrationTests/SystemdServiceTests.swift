@@ -22,7 +22,8 @@ import Testing
             guard let ready = await notify.wait(for: "READY=1", timeout: .seconds(30)),
                 let port = DaemonProcess.port(inStatusOf: ready)
             else { return nil }
-            let answer = try? await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/readyz"), timeout: .seconds(10))
+            let answer = try? await HTTPClient.shared.execute(
+                HTTPClientRequest(url: "http://127.0.0.1:\(port)/readyz"), timeout: .seconds(10))
             return answer.map { Int($0.status.code) }
         }()
         try await d.start()
@@ -141,18 +142,18 @@ import Testing
         // A size cap no data fits in, a token for /metrics, a shorter kill switch, and a
         // store setting that only a restart can apply.
         try """
-            apps:
-              telemetryDisabled: [com.k]
-            retention:
-              prod:
-                maxBytes: 1
-            auth:
-              metricsRequireToken: true
-            killSwitch:
-              seconds: 600
-            store:
-              zlibLevel: 3
-            """.write(to: config, atomically: true, encoding: .utf8)
+        apps:
+          telemetryDisabled: [com.k]
+        retention:
+          prod:
+            maxBytes: 1
+        auth:
+          metricsRequireToken: true
+        killSwitch:
+          seconds: 600
+        store:
+          zlibLevel: 3
+        """.write(to: config, atomically: true, encoding: .utf8)
         let before = notify.messages.count
         kill(pid, SIGHUP)
         let reloaded = await notify.wait(timeout: .seconds(10)) { messages in
@@ -269,9 +270,10 @@ import Testing
         let payload = Array(#"{"name":"AppLaunch","appId":"com.drain","deviceId":"\#(marker)"}"#.utf8)
         let connection = try KeepAliveConnection(port: d.port)
         defer { connection.close() }
-        try connection.send(Array((
-            "POST /v1/telemetry HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
-            + "Content-Length: \(payload.count)\r\n\r\n").utf8) + payload.prefix(10))
+        try connection.send(
+            Array(
+                ("POST /v1/telemetry HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                    + "Content-Length: \(payload.count)\r\n\r\n").utf8) + payload.prefix(10))
         try await Task.sleep(for: .milliseconds(300))
         d.process?.signal(SIGTERM)
         try await Task.sleep(for: .milliseconds(300))
@@ -299,7 +301,8 @@ import Testing
         let config = directory.appendingPathComponent("config.yaml")
         try text.write(to: config, atomically: true, encoding: .utf8)
         let d = try DaemonProcess(
-            dataDirectory: directory.appendingPathComponent("data"), extraArguments: ["--config", config.path], environment: environment, notify: notify)
+            dataDirectory: directory.appendingPathComponent("data"), extraArguments: ["--config", config.path], environment: environment,
+            notify: notify)
         return (d, config)
     }
 
@@ -401,11 +404,12 @@ final class KeepAliveConnection {
         let head = String(decoding: pending[..<headerEnd!], as: UTF8.self)
         let lines = head.split(separator: "\r\n")
         let status = Int(lines.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
-        let length = lines.dropFirst().compactMap { line -> Int? in
-            let parts = line.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
-            return Int(parts[1].trimmingCharacters(in: .whitespaces))
-        }.first ?? 0
+        let length =
+            lines.dropFirst().compactMap { line -> Int? in
+                let parts = line.split(separator: ":", maxSplits: 1)
+                guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+                return Int(parts[1].trimmingCharacters(in: .whitespaces))
+            }.first ?? 0
         let bodyStart = headerEnd! + separator.count
         while pending.count < bodyStart + length { try fill() }
         let body = Array(pending[bodyStart..<(bodyStart + length)])

@@ -15,8 +15,9 @@ struct SystemdUnitTests {
     func unitFilesVerifyCleanly() throws {
         let analyze = try SystemdTools.requireAnalyze()
         let units = try UnitFiles.all()
-        #expect(Set(units.map(\.lastPathComponent)).isSuperset(
-            of: ["mamtelemetryd.service", "mamtelemetryd.socket"]))
+        #expect(
+            Set(units.map(\.lastPathComponent)).isSuperset(
+                of: ["mamtelemetryd.service", "mamtelemetryd.socket"]))
 
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
@@ -29,8 +30,9 @@ struct SystemdUnitTests {
                     of: "/usr/bin/\(program)", with: binaries.appendingPathComponent(program).path)
             }
             if unit.pathExtension == "service" {
-                #expect(original.contains("ExecStart=/usr/bin/mamtelemetryd"),
-                        "\(unit.lastPathComponent): ExecStart no longer names /usr/bin/mamtelemetryd; update this test")
+                #expect(
+                    original.contains("ExecStart=/usr/bin/mamtelemetryd"),
+                    "\(unit.lastPathComponent): ExecStart no longer names /usr/bin/mamtelemetryd; update this test")
             }
             // All units share one directory: the socket's Service= must resolve.
             try pointed.write(
@@ -74,16 +76,20 @@ struct SystemdUnitTests {
         #expect(exposure <= 4.9, "exposure \(exposure) \(measured.2) is worse than OK:\n\(result.stdout)")
 
         let unitText = try String(contentsOf: service, encoding: .utf8)
-        let inUnit = try #require(unitText.firstMatch(of: /rates this unit (\d+\.\d+) (\w+)/),
-                                  "mamtelemetryd.service no longer records its exposure")
-        #expect(inUnit.1 == measured.1 && inUnit.2 == measured.2,
-                "unit header says \(inUnit.1) \(inUnit.2), measured \(measured.1) \(measured.2)")
+        let inUnit = try #require(
+            unitText.firstMatch(of: /rates this unit (\d+\.\d+) (\w+)/),
+            "mamtelemetryd.service no longer records its exposure")
+        #expect(
+            inUnit.1 == measured.1 && inUnit.2 == measured.2,
+            "unit header says \(inUnit.1) \(inUnit.2), measured \(measured.1) \(measured.2)")
 
         let readme = try String(contentsOf: UnitFiles.directory.appendingPathComponent("README.md"), encoding: .utf8)
-        let inReadme = try #require(readme.firstMatch(of: /rates the unit \*\*(\d+\.\d+) (\w+)\*\*/),
-                                    "systemd/README.md no longer records the exposure")
-        #expect(inReadme.1 == measured.1 && inReadme.2 == measured.2,
-                "README says \(inReadme.1) \(inReadme.2), measured \(measured.1) \(measured.2)")
+        let inReadme = try #require(
+            readme.firstMatch(of: /rates the unit \*\*(\d+\.\d+) (\w+)\*\*/),
+            "systemd/README.md no longer records the exposure")
+        #expect(
+            inReadme.1 == measured.1 && inReadme.2 == measured.2,
+            "README says \(inReadme.1) \(inReadme.2), measured \(measured.1) \(measured.2)")
     }
 
     /// `make install-data` needs no release build, so the whole non-binary layout is
@@ -124,9 +130,11 @@ struct SystemdUnitTests {
 
         let uninstall = try Command.run(make, ["-C", PackageRoot.url.path, "uninstall", "DESTDIR=\(root.url.path)"])
         #expect(uninstall.status == 0, "make uninstall failed:\n\(uninstall.output)")
-        for gone in ["usr/lib/systemd/system/mamtelemetryd.service", "usr/lib/systemd/system/mamtelemetryd.socket",
-                     "usr/lib/systemd/catalog/mamtelemetryd.catalog", "usr/share/doc/mamtelemetryd",
-                     "usr/share/man/man1/mamtelemetryd.1", "usr/share/man/man1/mamtelemetryctl.1"] {
+        for gone in [
+            "usr/lib/systemd/system/mamtelemetryd.service", "usr/lib/systemd/system/mamtelemetryd.socket",
+            "usr/lib/systemd/catalog/mamtelemetryd.catalog", "usr/share/doc/mamtelemetryd",
+            "usr/share/man/man1/mamtelemetryd.1", "usr/share/man/man1/mamtelemetryctl.1",
+        ] {
             #expect(!FileManager.default.fileExists(atPath: root.file(gone).path), "uninstall left \(gone)")
         }
     }
@@ -138,15 +146,18 @@ struct SystemdUnitTests {
         let make = try SystemdTools.require("make")
         let root = try ScratchDirectory()
         defer { root.remove() }
-        let result = try Command.run(make, [
-            "-C", PackageRoot.url.path, "install-data", "DESTDIR=\(root.url.path)",
-            "prefix=/usr/local", "sysconfdir=/usr/local/etc",
-        ])
+        let result = try Command.run(
+            make,
+            [
+                "-C", PackageRoot.url.path, "install-data", "DESTDIR=\(root.url.path)",
+                "prefix=/usr/local", "sysconfdir=/usr/local/etc",
+            ])
         try #require(result.status == 0, "make install-data failed:\n\(result.output)")
         let unit = try String(
             contentsOf: root.file("usr/local/lib/systemd/system/mamtelemetryd.service"), encoding: .utf8)
-        #expect(unit.contains(
-            "ExecStart=/usr/local/bin/mamtelemetryd --config /usr/local/etc/mamtelemetryd/config.yaml\n"))
+        #expect(
+            unit.contains(
+                "ExecStart=/usr/local/bin/mamtelemetryd --config /usr/local/etc/mamtelemetryd/config.yaml\n"))
         #expect(unit.contains("Documentation=file:///usr/local/share/doc/mamtelemetryd/README.systemd.md\n"))
         #expect(!unit.contains("/usr/bin/mamtelemetryd"))
     }
@@ -160,9 +171,11 @@ struct SystemdUnitTests {
         let products = try BuiltProducts.requireDirectory()
         let root = try ScratchDirectory()
         defer { root.remove() }
-        let result = try Command.run(make, [
-            "-C", PackageRoot.url.path, "install-bin", "DESTDIR=\(root.url.path)", "SWIFT_BIN_DIR=\(products.path)",
-        ])
+        let result = try Command.run(
+            make,
+            [
+                "-C", PackageRoot.url.path, "install-bin", "DESTDIR=\(root.url.path)", "SWIFT_BIN_DIR=\(products.path)",
+            ])
         try #require(result.status == 0, "make install-bin failed:\n\(result.output)")
 
         let fm = FileManager.default
@@ -175,14 +188,17 @@ struct SystemdUnitTests {
         for bundle in bundles {
             var isDirectory: ObjCBool = false
             let installed = root.file("usr/libexec/mamtelemetryd/\(bundle)").path
-            #expect(fm.fileExists(atPath: installed, isDirectory: &isDirectory) && isDirectory.boolValue,
-                    "resource bundle \(bundle) not installed beside the executables")
+            #expect(
+                fm.fileExists(atPath: installed, isDirectory: &isDirectory) && isDirectory.boolValue,
+                "resource bundle \(bundle) not installed beside the executables")
         }
         // Completions written by the installed binaries themselves, for every shell.
         let expected = ["mamtelemetryd": "--retention-prod-max-bytes", "mamtelemetryctl": "events"]
         for (program, word) in expected {
-            for path in ["usr/share/bash-completion/completions/\(program)", "usr/share/zsh/vendor-completions/_\(program)",
-                         "usr/share/fish/vendor_completions.d/\(program).fish"] {
+            for path in [
+                "usr/share/bash-completion/completions/\(program)", "usr/share/zsh/vendor-completions/_\(program)",
+                "usr/share/fish/vendor_completions.d/\(program).fish",
+            ] {
                 try expectFile(root.file(path), mode: 0o644)
                 let text = try String(contentsOf: root.file(path), encoding: .utf8)
                 // fish names long options without their dashes (`-l retention-prod-max-bytes`).
@@ -190,8 +206,15 @@ struct SystemdUnitTests {
                 #expect(text.contains(program) && text.contains(needle), "\(path) does not complete \(word)")
             }
         }
-        let bash = try Command.run(URL(fileURLWithPath: "/bin/bash"), ["-c", "source \(root.file("usr/share/bash-completion/completions/mamtelemetryd").path) && COMP_WORDS=(mamtelemetryd --retention-prod-max-b) COMP_CWORD=1 && _mamtelemetryd && echo \"${COMPREPLY[*]}\""])
-        #expect(bash.status == 0 && bash.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "--retention-prod-max-bytes", "\(bash.output)")
+        let bash = try Command.run(
+            URL(fileURLWithPath: "/bin/bash"),
+            [
+                "-c",
+                "source \(root.file("usr/share/bash-completion/completions/mamtelemetryd").path) && COMP_WORDS=(mamtelemetryd --retention-prod-max-b) COMP_CWORD=1 && _mamtelemetryd && echo \"${COMPREPLY[*]}\"",
+            ])
+        #expect(
+            bash.status == 0 && bash.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "--retention-prod-max-bytes",
+            "\(bash.output)")
     }
 }
 
@@ -200,11 +223,13 @@ struct SystemdUnitTests {
 /// Nested in the suite so their names never clash with other files of this test target.
 extension SystemdUnitTests {
     fileprivate func expectFile(_ url: URL, mode: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let attributes = try #require(try? FileManager.default.attributesOfItem(atPath: url.path),
-                                      "\(url.path) was not installed", sourceLocation: sourceLocation)
+        let attributes = try #require(
+            try? FileManager.default.attributesOfItem(atPath: url.path),
+            "\(url.path) was not installed", sourceLocation: sourceLocation)
         let permissions = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1
-        #expect(permissions == mode, "\(url.path) has mode \(String(permissions, radix: 8))",
-                sourceLocation: sourceLocation)
+        #expect(
+            permissions == mode, "\(url.path) has mode \(String(permissions, radix: 8))",
+            sourceLocation: sourceLocation)
     }
 
     /// The package root, found from this file's path so the tests work from any cwd.
@@ -231,7 +256,8 @@ extension SystemdUnitTests {
     /// bundle (so `swift test -c release` checks release binaries), else `.build/debug`.
     fileprivate enum BuiltProducts {
         static func requireDirectory() throws -> URL {
-            let selfPath = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            let selfPath =
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
                 ?? CommandLine.arguments[0]
             var candidates = [URL(fileURLWithPath: selfPath).deletingLastPathComponent()]
             // The test bundle may be a directory (…PackageTests.xctest/…) one level deeper.
@@ -289,11 +315,16 @@ extension SystemdUnitTests {
         static func run(_ tool: URL, _ arguments: [String], timeout: TimeInterval = 120) throws -> Result {
             let scratch = try ScratchDirectory()
             defer { scratch.remove() }
-            let outURL = scratch.file("stdout"), errURL = scratch.file("stderr")
+            let outURL = scratch.file("stdout")
+            let errURL = scratch.file("stderr")
             _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
             _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-            let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-            defer { try? out.close(); try? err.close() }
+            let out = try FileHandle(forWritingTo: outURL)
+            let err = try FileHandle(forWritingTo: errURL)
+            defer {
+                try? out.close()
+                try? err.close()
+            }
 
             let process = Process()
             process.executableURL = tool

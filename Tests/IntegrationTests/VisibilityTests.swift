@@ -105,7 +105,9 @@ import Testing
             s.d, query: "follow=true&device=\(s.device)", serverSentEvents: serverSentEvents, token: s.read)
         #expect(try await stream.waitFor(message: "policy check-in completed"))
         #expect(try await s.d.ingestLogs(Self.verbose("live: Jane Roe typed s3cr3t-value", device: s.device)).0 == 200)
-        #expect(try await s.d.ingestLogs(#"{"level":"warning","message":"live marker","appId":"com.contoso.mail","deviceId":"\#(s.device)"}"#).0 == 200)
+        #expect(
+            try await s.d.ingestLogs(#"{"level":"warning","message":"live marker","appId":"com.contoso.mail","deviceId":"\#(s.device)"}"#).0
+                == 200)
         #expect(try await stream.waitFor(message: "live marker", timeout: .seconds(5)))
         let text = stream.rawText
         try await stream.close()
@@ -148,7 +150,9 @@ import Testing
                 #expect(counts["upn"] == text.matches(of: /user-[0-9a-f]{24}/).count, "\(name) of \(query)")
             }
             let logs = String(decoding: members["logs.ndjson"] ?? [], as: UTF8.self)
-            #expect(redaction["verboseMessagesScrubbed"] as? Int == logs.split(separator: "\n").filter { $0.contains("\"level\":\"verbose\"") }.count)
+            #expect(
+                redaction["verboseMessagesScrubbed"] as? Int
+                    == logs.split(separator: "\n").filter { $0.contains("\"level\":\"verbose\"") }.count)
         }
         let raw = try await Self.bundle(s, "device=\(s.device)", token: s.bundlePII)
         #expect(String(decoding: raw["logs.ndjson"] ?? [], as: UTF8.self).contains("refresh_token=s3cr3t-value"))
@@ -168,7 +172,8 @@ import Testing
         #expect(answer["pseudonym"] as? String == shown)
         #expect(answer["journalMatch"] as? String == "MAM_IDENTITY_HASH=\(shown)")
 
-        let cli = try BundleFleet.system(BundleFleet.cli.path, ["pseudonym", "megan.BOWEN@contoso.com", "--url", s.d.baseURL, "--token", s.readPII])
+        let cli = try BundleFleet.system(
+            BundleFleet.cli.path, ["pseudonym", "megan.BOWEN@contoso.com", "--url", s.d.baseURL, "--token", s.readPII])
         #expect(cli.status == 0, "\(cli.stderr)")
         #expect(cli.stdout == shown + "\n")
         #expect(cli.stderr.contains("MAM_IDENTITY_HASH=\(shown)"))

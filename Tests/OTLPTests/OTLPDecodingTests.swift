@@ -1,8 +1,8 @@
 import Foundation
 import OTLP
 import SwiftProtobuf
-import Testing
 import TelemetryModel
+import Testing
 
 /// Telling OTLP bodies from native ones, both encodings, the limits, and the answers.
 @Suite struct OTLPDecodingTests {
@@ -49,19 +49,29 @@ import TelemetryModel
         #expect(fromJSON.events.first?.keys.detail == "MDM")
 
         // The same request in protobuf: the same native records, byte for byte.
-        let pb = request(resourceLogs(
-            [("service.name", .string("com.contoso.mail")), ("device.id", .string("dev-1"))],
-            [("Enrollment", [
-                logRecord(
-                    body: .string("slow"), severity: 13, severityText: "WARN", timeNanos: 1_795_256_130_123_456_789,
-                    attributes: [("retry", .int(3))],
-                    traceID: [0x5B, 0x8E, 0xFF, 0xF7, 0x98, 0x03, 0x81, 0x03, 0xD2, 0x69, 0xB6, 0x33, 0x81, 0x3F, 0xC6, 0x0C],
-                    spanID: [0xEE, 0xE1, 0x9B, 0x7E, 0xC3, 0xC1, 0xB1, 0x74]),
-                logRecord(timeNanos: 1_795_256_130_123_456_789, eventName: "AppLaunch", attributes: [("managementType", .string("MDM"))]),
-            ])]))
+        let pb = request(
+            resourceLogs(
+                [("service.name", .string("com.contoso.mail")), ("device.id", .string("dev-1"))],
+                [
+                    (
+                        "Enrollment",
+                        [
+                            logRecord(
+                                body: .string("slow"), severity: 13, severityText: "WARN", timeNanos: 1_795_256_130_123_456_789,
+                                attributes: [("retry", .int(3))],
+                                traceID: [0x5B, 0x8E, 0xFF, 0xF7, 0x98, 0x03, 0x81, 0x03, 0xD2, 0x69, 0xB6, 0x33, 0x81, 0x3F, 0xC6, 0x0C],
+                                spanID: [0xEE, 0xE1, 0x9B, 0x7E, 0xC3, 0xC1, 0xB1, 0x74]),
+                            logRecord(
+                                timeNanos: 1_795_256_130_123_456_789, eventName: "AppLaunch",
+                                attributes: [("managementType", .string("MDM"))]),
+                        ]
+                    )
+                ]))
         let fromProtobuf = try OTLPLogsDecoder().decode(try pb.protobuf, encoding: .protobuf, receivedAt: 1)
         let jsonText = String(decoding: log.json, as: UTF8.self)
-        #expect(String(decoding: fromProtobuf.logs[0].json, as: UTF8.self) == jsonText.replacingOccurrences(of: "5B8EFFF798038103D269B633813FC60C", with: "5b8efff798038103d269b633813fc60c"))
+        #expect(
+            String(decoding: fromProtobuf.logs[0].json, as: UTF8.self)
+                == jsonText.replacingOccurrences(of: "5B8EFFF798038103D269B633813FC60C", with: "5b8efff798038103d269b633813fc60c"))
         #expect(fromProtobuf.events[0].json == fromJSON.events[0].json)
     }
 
@@ -69,8 +79,12 @@ import TelemetryModel
         let decoder = OTLPLogsDecoder()
         let valid = try request(resourceLogs(mailResource, [("", [logRecord(body: .string("m"))])])).protobuf
         #expect(throws: OTLPDecodingError.self) { try decoder.decode(Array(valid.dropLast(3)), encoding: .protobuf, receivedAt: 0) }
-        #expect(throws: OTLPDecodingError.self) { try decoder.decode(Array("not protobuf at all".utf8), encoding: .protobuf, receivedAt: 0) }
-        #expect(throws: OTLPDecodingError.self) { try decoder.decode(Array(#"{"resourceLogs":[{"scopeLogs":3}]}"#.utf8), encoding: .json, receivedAt: 0) }
+        #expect(throws: OTLPDecodingError.self) {
+            try decoder.decode(Array("not protobuf at all".utf8), encoding: .protobuf, receivedAt: 0)
+        }
+        #expect(throws: OTLPDecodingError.self) {
+            try decoder.decode(Array(#"{"resourceLogs":[{"scopeLogs":3}]}"#.utf8), encoding: .json, receivedAt: 0)
+        }
         #expect(throws: OTLPDecodingError.self) { try decoder.decode(Array(#"{"resourceLogs":["#.utf8), encoding: .json, receivedAt: 0) }
         // Invalid UTF-8 in a protobuf string field.
         var bad = logRecord(body: .string("m"))
@@ -94,7 +108,8 @@ import TelemetryModel
             logRecord(body: .string("wide"), attributes: (0..<12).map { ("k\($0)", .int(Int64($0))) }),
             logRecord(body: .string("long"), attributes: (0..<5).map { ("key\($0)", .string(String(repeating: "v", count: 40))) }),
         ]
-        let batch = try decoder.decode(try request(resourceLogs(mailResource, [("", records)])).protobuf, encoding: .protobuf, receivedAt: 0)
+        let batch = try decoder.decode(
+            try request(resourceLogs(mailResource, [("", records)])).protobuf, encoding: .protobuf, receivedAt: 0)
         #expect(batch.logs.map(\.line) == [1])
         #expect(batch.rejected.map(\.line) == [2, 3, 4, 5])
         #expect(batch.rejected[0].error.contains("maxStringBytes=40"))
@@ -104,7 +119,9 @@ import TelemetryModel
 
         // More records than the request limit: the whole request is refused, naming it.
         let six = request(resourceLogs(mailResource, [("", Array(repeating: logRecord(body: .string("m")), count: 6))]))
-        let error = try #require(throws: RequestLimitError.self) { try decoder.decode(try six.protobuf, encoding: .protobuf, receivedAt: 0) }
+        let error = try #require(throws: RequestLimitError.self) {
+            try decoder.decode(try six.protobuf, encoding: .protobuf, receivedAt: 0)
+        }
         #expect(error.limit == "maxRecordsPerRequest")
         #expect(error.message.contains("maxRecordsPerRequest=5"))
     }
@@ -117,7 +134,10 @@ import TelemetryModel
         // Within the protobuf bound but past maxDepth: that record alone is refused.
         var shallower = Attr.string("bottom")
         for _ in 0..<20 { shallower = .kvlist([("n", shallower)]) }
-        let ok = try request(resourceLogs(mailResource, [("", [logRecord(body: .string("m"), attributes: [("deep", shallower)]), logRecord(body: .string("n"))])])).protobuf
+        let ok = try request(
+            resourceLogs(
+                mailResource, [("", [logRecord(body: .string("m"), attributes: [("deep", shallower)]), logRecord(body: .string("n"))])])
+        ).protobuf
         let batch = try OTLPLogsDecoder().decode(ok, encoding: .protobuf, receivedAt: 0)
         #expect(batch.logs.map(\.line) == [2])
         #expect(batch.rejected.first?.error.contains("maxDepth=16") == true)
@@ -125,11 +145,17 @@ import TelemetryModel
 
     @Test func answersAreInTheRequestsEncoding() throws {
         let rejected = (1...7).map { LineError(line: $0 * 2, error: "reason \($0)") }
-        let pb = try PBResponse(serializedBytes: OTLPAnswer.success(rejected: rejected, warning: "1 log record dropped", encoding: .protobuf))
+        let pb = try PBResponse(
+            serializedBytes: OTLPAnswer.success(rejected: rejected, warning: "1 log record dropped", encoding: .protobuf))
         #expect(pb.partialSuccess.rejectedLogRecords == 7)
-        #expect(pb.partialSuccess.errorMessage == "7 log records rejected: record 2: reason 1; record 4: reason 2; record 6: reason 3; record 8: reason 4; record 10: reason 5; and 2 more; 1 log record dropped")
+        #expect(
+            pb.partialSuccess.errorMessage
+                == "7 log records rejected: record 2: reason 1; record 4: reason 2; record 6: reason 3; record 8: reason 4; record 10: reason 5; and 2 more; 1 log record dropped"
+        )
 
-        let json = try JSONSerialization.jsonObject(with: Data(OTLPAnswer.success(rejected: Array(rejected.prefix(1)), warning: nil, encoding: .json))) as? [String: Any]
+        let json =
+            try JSONSerialization.jsonObject(
+                with: Data(OTLPAnswer.success(rejected: Array(rejected.prefix(1)), warning: nil, encoding: .json))) as? [String: Any]
         let partial = try #require(json?["partialSuccess"] as? [String: Any])
         #expect(partial["rejectedLogRecords"] as? String == "1")
         #expect(partial["errorMessage"] as? String == "1 log record rejected: record 2: reason 1")
@@ -138,7 +164,8 @@ import TelemetryModel
         #expect(OTLPAnswer.success(rejected: [], warning: nil, encoding: .protobuf).isEmpty)
         #expect(String(decoding: OTLPAnswer.success(rejected: [], warning: nil, encoding: .json), as: UTF8.self) == "{}")
         let warned = try PBResponse(serializedBytes: OTLPAnswer.success(rejected: [], warning: "dropped", encoding: .protobuf))
-        #expect(warned.hasPartialSuccess && warned.partialSuccess.rejectedLogRecords == 0 && warned.partialSuccess.errorMessage == "dropped")
+        #expect(
+            warned.hasPartialSuccess && warned.partialSuccess.rejectedLogRecords == 0 && warned.partialSuccess.errorMessage == "dropped")
 
         let status = try Google_Rpc_Status(serializedBytes: OTLPAnswer.status(httpStatus: 503, message: "later", encoding: .protobuf))
         #expect(status.code == 14 && status.message == "later")

@@ -11,7 +11,13 @@ typealias PBResponse = Opentelemetry_Proto_Collector_Logs_V1_ExportLogsServiceRe
 
 /// An attribute value as the SDKs build them.
 indirect enum Attr: Sendable {
-    case string(String), int(Int64), double(Double), bool(Bool), bytes([UInt8]), array([Attr]), kvlist([(String, Attr)])
+    case string(String)
+    case int(Int64)
+    case double(Double)
+    case bool(Bool)
+    case bytes([UInt8])
+    case array([Attr])
+    case kvlist([(String, Attr)])
 
     var proto: PBAnyValue {
         var v = PBAnyValue()

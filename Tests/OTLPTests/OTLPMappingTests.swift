@@ -1,7 +1,7 @@
 import Foundation
 import OTLP
-import Testing
 import TelemetryModel
+import Testing
 
 /// The OTLP → native record mapping of the README's table, record by record.
 @Suite struct OTLPMappingTests {
@@ -25,9 +25,11 @@ import TelemetryModel
         #expect(batch.rejected.isEmpty)
         #expect(batch.events.isEmpty)
         let log = try #require(batch.logs.first)
-        #expect(log.keys == RecordKeys(
-            time: 1_795_256_130_123, appId: "com.contoso.mail", deviceId: "dev-1", sessionId: "sess-9",
-            identity: "jane@contoso.com", detail: "Enrollment", level: .error))
+        #expect(
+            log.keys
+                == RecordKeys(
+                    time: 1_795_256_130_123, appId: "com.contoso.mail", deviceId: "dev-1", sessionId: "sess-9",
+                    identity: "jane@contoso.com", detail: "Enrollment", level: .error))
         #expect(log.eventId == "uid-1")
         #expect(log.message == "token expired")
         #expect(log.line == 1)
@@ -58,7 +60,8 @@ import TelemetryModel
         (0, "CRITICAL", .error), (0, "Information", .info), (0, "", .info), (0, "loud", .info), (30, "ERROR", .error),
     ])
     func severityBecomesTheSDKLevel(number: Int, text: String, level: LogLevel) throws {
-        let batch = try decode(request(resourceLogs(mailResource, [("", [logRecord(body: .string("m"), severity: number, severityText: text)])])))
+        let batch = try decode(
+            request(resourceLogs(mailResource, [("", [logRecord(body: .string("m"), severity: number, severityText: text)])])))
         #expect(batch.logs.first?.keys.level == level)
     }
 
@@ -82,14 +85,19 @@ import TelemetryModel
 
     @Test func mamEventNamesMakeTelemetryEventsWithDataFromAttributes() throws {
         let records = [
-            logRecord(eventName: "EnrollmentCall", attributes: [
-                ("operation", .string("enroll")), ("statusCode", .int(200)), ("durationMs", .int(812)),
-                ("didSucceed", .bool(false)), ("log.record.uid", .string("e-1")),
-            ]),
-            logRecord(body: .kvlist([("note", .string("cold"))]), attributes: [
-                ("event.name", .string("AppLaunch")), ("managementType", .string("MAM-WE")),
-            ]),
-            logRecord(body: .string("user tapped"), eventName: "device.app.lifecycle", attributes: [("event.name", .string("IntuneAction"))]),
+            logRecord(
+                eventName: "EnrollmentCall",
+                attributes: [
+                    ("operation", .string("enroll")), ("statusCode", .int(200)), ("durationMs", .int(812)),
+                    ("didSucceed", .bool(false)), ("log.record.uid", .string("e-1")),
+                ]),
+            logRecord(
+                body: .kvlist([("note", .string("cold"))]),
+                attributes: [
+                    ("event.name", .string("AppLaunch")), ("managementType", .string("MAM-WE")),
+                ]),
+            logRecord(
+                body: .string("user tapped"), eventName: "device.app.lifecycle", attributes: [("event.name", .string("IntuneAction"))]),
             logRecord(body: .string("other"), attributes: [("event.name", .string("browser.click"))]),
         ]
         let batch = try decode(request(resourceLogs(mailResource + [("session.id", .string("s-1"))], [("mam", records)])))
@@ -106,7 +114,9 @@ import TelemetryModel
         #expect(enrollment.keys.sessionId == "s-1")
         #expect(enrollment.eventId == "e-1")
         let json = try object(enrollment)
-        #expect(String(decoding: enrollment.json, as: UTF8.self).contains(#""data":{"operation":"enroll","statusCode":200,"durationMs":812,"didSucceed":false}"#))
+        #expect(
+            String(decoding: enrollment.json, as: UTF8.self).contains(
+                #""data":{"operation":"enroll","statusCode":200,"durationMs":812,"didSucceed":false}"#))
         #expect(json["level"] == nil && json["message"] == nil)
 
         let launch = try object(batch.events[1])
@@ -136,7 +146,8 @@ import TelemetryModel
 
     @Test func flagsComeFromAttributesAndTheConservativeValueWins() throws {
         func flags(record: [(String, Attr)], resource: [(String, Attr)]) throws -> AppFlags? {
-            let batch = try decode(request(resourceLogs(mailResource + resource, [("", [logRecord(body: .string("m"), attributes: record)])])))
+            let batch = try decode(
+                request(resourceLogs(mailResource + resource, [("", [logRecord(body: .string("m"), attributes: record)])])))
             return batch.logs.first?.flags
         }
         #expect(try flags(record: [], resource: []) == .unspecified)
@@ -153,13 +164,22 @@ import TelemetryModel
 
     @Test func recordsWithoutAnAppOrWithConflictingAttributesAreRefusedByPosition() throws {
         let good = logRecord(body: .string("ok"))
-        let batch = try decode(request(
-            resourceLogs([("service.name", .string("unknown_service:python"))], [("", [good])]),
-            resourceLogs([("device.id", .string("d"))], [("", [good])]),
-            resourceLogs(mailResource, [
-                ("a", [good, logRecord(body: .string("x"), attributes: [("message", .string("again"))])]),
-                ("b", [logRecord(attributes: [("device.id", .array([.string("d")]))]), logRecord(attributes: [("id", .int(5))]), good]),
-            ])))
+        let batch = try decode(
+            request(
+                resourceLogs([("service.name", .string("unknown_service:python"))], [("", [good])]),
+                resourceLogs([("device.id", .string("d"))], [("", [good])]),
+                resourceLogs(
+                    mailResource,
+                    [
+                        ("a", [good, logRecord(body: .string("x"), attributes: [("message", .string("again"))])]),
+                        (
+                            "b",
+                            [
+                                logRecord(attributes: [("device.id", .array([.string("d")]))]), logRecord(attributes: [("id", .int(5))]),
+                                good,
+                            ]
+                        ),
+                    ])))
         #expect(batch.recordCount == 7)
         #expect(batch.logs.map(\.line) == [3, 7])
         #expect(batch.rejected.map(\.line) == [1, 2, 4, 5, 6])

@@ -1,5 +1,5 @@
-import Privacy
 import Foundation
+import Privacy
 import Testing
 
 /// `pseudonym.key` is created once, durably and privately, and a damaged one is refused —

@@ -26,10 +26,11 @@ struct JournalEntryTests {
     func fullRecord() {
         let entry = JournalEntry.logRecord(
             keys: Self.keys, message: "enroll failed\nretrying", env: .ppe, identityHash: "h:3f2a")
-        #expect(entry.fields.map(\.name) == [
-            "MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "MAM_APP_ID", "MAM_DEVICE_ID", "MAM_SESSION_ID",
-            "MAM_ENV", "MAM_LEVEL", "MAM_COMPONENT", "MAM_EVENT_TIME", "MAM_INCIDENT_ID", "MAM_IDENTITY_HASH",
-        ])
+        #expect(
+            entry.fields.map(\.name) == [
+                "MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "MAM_APP_ID", "MAM_DEVICE_ID", "MAM_SESSION_ID",
+                "MAM_ENV", "MAM_LEVEL", "MAM_COMPONENT", "MAM_EVENT_TIME", "MAM_INCIDENT_ID", "MAM_IDENTITY_HASH",
+            ])
         #expect(entry.value(of: "MESSAGE") == "enroll failed\nretrying")
         #expect(entry.value(of: "SYSLOG_IDENTIFIER") == "mamtelemetryd")
         #expect(entry.value(of: "MAM_APP_ID") == "com.contoso.mail")
@@ -57,9 +58,10 @@ struct JournalEntryTests {
     func sparseRecord() {
         let keys = RecordKeys(time: 0, appId: "com.contoso.mail")
         let entry = JournalEntry.logRecord(keys: keys, message: "", env: .prod, identityHash: "")
-        #expect(entry.fields.map(\.name) == [
-            "MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "MAM_APP_ID", "MAM_ENV", "MAM_LEVEL", "MAM_EVENT_TIME",
-        ])
+        #expect(
+            entry.fields.map(\.name) == [
+                "MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "MAM_APP_ID", "MAM_ENV", "MAM_LEVEL", "MAM_EVENT_TIME",
+            ])
         #expect(entry.value(of: "PRIORITY") == "6")
         #expect(entry.value(of: "MAM_LEVEL") == "info")
         #expect(entry.value(of: "MAM_EVENT_TIME") == "1970-01-01T00:00:00.000Z")

@@ -1,10 +1,10 @@
 import Glibc
-import Systemd
 import Logging
+import MetricsTestKit
 import ServiceLifecycle
 import Synchronization
+import Systemd
 import TelemetryModel
-import MetricsTestKit
 import Testing
 
 @Suite("JournalMirror")
@@ -121,7 +121,8 @@ struct JournalMirrorTests {
     func flushesOnShutdown() async throws {
         let sink = SlowSink(delay: .milliseconds(2))
         let mirror = JournalMirror(
-            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(), initiallyReachable: true)
+            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(),
+            initiallyReachable: true)
         try await Self.withRunningMirror(mirror) { _ in
             mirror.submit(Self.entries(0..<200))
         }
@@ -223,7 +224,8 @@ struct JournalMirrorTests {
     func cancellation() async throws {
         let sink = StalledSink()
         let mirror = JournalMirror(
-            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(), initiallyReachable: true)
+            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(),
+            initiallyReachable: true)
         let task = Task { try await mirror.run() }
         mirror.submit(Self.entries(0..<20))
         #expect(await eventually { sink.attempts == 1 })
@@ -247,8 +249,10 @@ struct JournalMirrorTests {
         let hashed = Mutex<[String]>([])
         try await Self.withRunningMirror(mirror) { _ in
             mirror.submit(
-                [record(.verbose, identity: "v@contoso.com"), record(.warning, identity: "w@contoso.com"),
-                 record(.info, identity: "")],
+                [
+                    record(.verbose, identity: "v@contoso.com"), record(.warning, identity: "w@contoso.com"),
+                    record(.info, identity: ""),
+                ],
                 env: .ppe,
                 identityHash: { identity in
                     hashed.withLock { $0.append(identity) }
@@ -264,13 +268,16 @@ struct JournalMirrorTests {
         #expect(mirror.status.summary == "journal reachable: sent 2, failed 0, dropped 0, queued 0")
     }
 
-    @Test("verbose text is withheld by default and mirrored as sent only when configured raw", arguments: [nil, JournalVerboseMessages.redact, .raw])
+    @Test(
+        "verbose text is withheld by default and mirrored as sent only when configured raw",
+        arguments: [nil, JournalVerboseMessages.redact, .raw])
     func verboseMessages(mode: JournalVerboseMessages?) async throws {
         let sink = RecordingSink()
         var configuration = JournalMirrorConfiguration()
         if let mode { configuration.verboseMessages = mode }
         let mirror = JournalMirror(
-            configuration: configuration, sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(),
+            configuration: configuration, sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(),
+            clock: SystemWallClock(),
             initiallyReachable: true)
         let records = [LogLevel.verbose, .info, .error].map { level in
             DecodedRecord(
@@ -282,7 +289,8 @@ struct JournalMirrorTests {
             #expect(await eventually { sink.entries.count == 3 })
         }
         let verbose = mode == .raw ? "verbose text for jane@contoso.com" : "[withheld: 33 chars]"
-        #expect(sink.entries.map { $0.value(of: "MESSAGE") } == [verbose, "info text for jane@contoso.com", "error text for jane@contoso.com"])
+        #expect(
+            sink.entries.map { $0.value(of: "MESSAGE") } == [verbose, "info text for jane@contoso.com", "error text for jane@contoso.com"])
     }
 
     @Test("the status summary names the error when the journal is away")

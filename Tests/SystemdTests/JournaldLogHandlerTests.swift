@@ -1,5 +1,5 @@
-import Systemd
 import Logging
+import Systemd
 import Testing
 
 @Suite("JournaldLogHandler")

@@ -1,9 +1,9 @@
 import Foundation
 import Glibc
-import Systemd
 import Logging
 import ServiceLifecycle
 import Synchronization
+import Systemd
 import Testing
 
 /// Tests that set process-wide environment variables (`NOTIFY_SOCKET`, `WATCHDOG_USEC`,
@@ -92,10 +92,11 @@ extension ProcessEnvironmentTests {
 
                 let messages = socket.drain()
                 #expect(messages.count == 7)
-                #expect(Array(messages.prefix(6)) == [
-                    "READY=1", "STATUS=serving; 3 apps", "READY=1\nSTATUS=reloaded config v2", "WATCHDOG=1",
-                    "EXTEND_TIMEOUT_USEC=5000000", "STOPPING=1",
-                ])
+                #expect(
+                    Array(messages.prefix(6)) == [
+                        "READY=1", "STATUS=serving; 3 apps", "READY=1\nSTATUS=reloaded config v2", "WATCHDOG=1",
+                        "EXTEND_TIMEOUT_USEC=5000000", "STOPPING=1",
+                    ])
                 let reload = try #require(messages.last).split(separator: "\n")
                 #expect(reload.first == "RELOADING=1")
                 let stamp = try #require(reload.last?.split(separator: "=").last.flatMap { UInt64($0) })

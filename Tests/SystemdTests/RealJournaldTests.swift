@@ -1,9 +1,9 @@
 import Foundation
 import Glibc
-import Systemd
 import Logging
 import Metrics
 import ServiceLifecycle
+import Systemd
 import TelemetryModel
 import Testing
 

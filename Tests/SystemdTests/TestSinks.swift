@@ -1,6 +1,6 @@
 import Foundation
-import Systemd
 import Synchronization
+import Systemd
 
 /// A sink that keeps every entry it is given, for asserting on what would reach journald.
 final class RecordingSink: JournalSink {

@@ -1,5 +1,5 @@
-import Testing
 import TelemetryModel
+import Testing
 
 /// The flag resolution table (SPEC §2.3), every combination of the record's own flags, the
 /// registry's flags (including "app not registered") and user-initiated uploads.
@@ -22,7 +22,8 @@ import TelemetryModel
                                 let ppe = recordPPE == true || (registered && registryPPE == true)
                                 let expected: PrivacyDecision =
                                     disabled && !userInitiated ? .drop(.telemetryDisabled) : .store(ppe ? .ppe : .prod)
-                                #expect(decision == expected, "record=\(record) registry=\(String(describing: registry)) user=\(userInitiated)")
+                                #expect(
+                                    decision == expected, "record=\(record) registry=\(String(describing: registry)) user=\(userInitiated)")
                                 cases += 1
                             }
                         }
@@ -39,7 +40,9 @@ import TelemetryModel
         #expect(PrivacyDecision.resolve(record: no, registry: yes) == .drop(.telemetryDisabled))
         #expect(PrivacyDecision.resolve(record: yes, registry: no) == .drop(.telemetryDisabled))
         #expect(PrivacyDecision.resolve(record: yes, registry: nil, userInitiated: true) == .store(.prod))
-        #expect(PrivacyDecision.resolve(record: AppFlags(telemetryDisabled: true, usePPE: true), registry: nil, userInitiated: true) == .store(.ppe))
+        #expect(
+            PrivacyDecision.resolve(record: AppFlags(telemetryDisabled: true, usePPE: true), registry: nil, userInitiated: true)
+                == .store(.ppe))
         #expect(PrivacyDecision.resolve(record: AppFlags(usePPE: false), registry: AppFlags(usePPE: true)) == .store(.ppe))
         #expect(PrivacyDecision.resolve(record: .unspecified, registry: nil) == .store(.prod))
     }

@@ -1,5 +1,5 @@
-import Testing
 import TelemetryModel
+import Testing
 
 /// A realistic diagnostic-console export, including lines that cannot be parsed.
 @Suite struct TextLogLineTests {

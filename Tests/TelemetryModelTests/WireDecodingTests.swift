@@ -1,12 +1,13 @@
 import Foundation
-import Testing
 import TelemetryModel
+import Testing
 
 @Suite struct WireDecodingTests {
     let decoder = TelemetryEventDecoder()
 
     @Test func ndjsonKeepsValidLinesAndNamesInvalidOnes() throws {
-        let body = Array("""
+        let body = Array(
+            """
             {"name":"AppLaunch","appId":"a","data":{"managementType":"MDM"}}
 
             {"name":"EnrollmentCall","appId":"a","data":{"statusCode":"x"}}
@@ -30,7 +31,8 @@ import TelemetryModel
     }
 
     @Test func jsonArrayElementsArePositionedAndCompacted() throws {
-        let body = Array("""
+        let body = Array(
+            """
             [
               {"name": "AppLaunch",
                "appId": "a b"},

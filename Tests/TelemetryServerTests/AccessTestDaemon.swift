@@ -37,7 +37,8 @@ struct AccessTestDaemon: Sendable {
         var logger = RecordingLogHandler.logger(box, label: "access-tests")
         logger.logLevel = .debug
         let components = try DaemonComponents(
-            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(), logger: logger)
+            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(),
+            logger: logger)
         let table = RouteTable()
         let router = buildRouter(components: components, hooks: .init(), logger: logger, routeTable: table)
         var daemon = AccessTestDaemon(
@@ -68,7 +69,9 @@ struct AccessTestDaemon: Sendable {
         var description: String { "\(method) \(uri) as \(credential): HTTP \(status), granted \(granted)" }
     }
 
-    func send(_ client: any TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, as credential: Credential) async throws -> Outcome {
+    func send(_ client: any TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, as credential: Credential) async throws
+        -> Outcome
+    {
         _ = log.take()
         var headers: HTTPFields = [.contentType: "application/json"]
         if let secret = credential.secret { headers[.authorization] = "Bearer \(secret)" }

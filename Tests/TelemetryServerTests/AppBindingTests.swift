@@ -21,7 +21,9 @@ import Testing
     }
 
     static func upload(app: String, logs: [String], text: String? = nil) -> String {
-        var members = [#""appId":"\#(app)""#, #""deviceId":"dev""#, #""description":"binding probe""#, #""logs":[\#(logs.joined(separator: ","))]"#]
+        var members = [
+            #""appId":"\#(app)""#, #""deviceId":"dev""#, #""description":"binding probe""#, #""logs":[\#(logs.joined(separator: ","))]"#,
+        ]
         if let text { members.append(#""text":"\#(text)""#) }
         return "{" + members.joined(separator: ",") + "}"
     }
@@ -34,32 +36,57 @@ import Testing
 
             // Telemetry: NDJSON, a JSON array, one other-app line among allowed ones.
             probe("ndjson other", try await h.post("/v1/telemetry", Self.event(Self.other, "t1"), token: token))
-            probe("array other", try await h.post("/v1/telemetry", "[\(Self.event(Self.other, "t2"))]", token: token, contentType: "application/json"))
-            let mixed = try await h.post("/v1/telemetry", [Self.event(Self.allowed, "t3"), Self.event(Self.other, "t4")].joined(separator: "\n"), token: token)
+            probe(
+                "array other",
+                try await h.post("/v1/telemetry", "[\(Self.event(Self.other, "t2"))]", token: token, contentType: "application/json"))
+            let mixed = try await h.post(
+                "/v1/telemetry", [Self.event(Self.allowed, "t3"), Self.event(Self.other, "t4")].joined(separator: "\n"), token: token)
             #expect(mixed.status == .ok && mixed.accepted == 1 && mixed.rejectedLines == [2], "\(mixed.body)")
             // The collector-style header authenticates the same token and is bound the same way.
-            probe("X-APIKey", try await h.post("/v1/telemetry", Self.event(Self.other, "t5"), headers: [HTTPField.Name("X-APIKey")!: token]))
+            probe(
+                "X-APIKey", try await h.post("/v1/telemetry", Self.event(Self.other, "t5"), headers: [HTTPField.Name("X-APIKey")!: token]))
             // Spellings of the allowed id that are other ids: case, whitespace, Unicode tricks.
-            for (i, spelling) in ["COM.CONTOSO.ALLOWED", "com.contoso.Allowed", "com.contoso.allowed ", " com.contoso.allowed", "com.contoso.allowed\u{200B}"].enumerated() {
+            for (i, spelling) in [
+                "COM.CONTOSO.ALLOWED", "com.contoso.Allowed", "com.contoso.allowed ", " com.contoso.allowed", "com.contoso.allowed\u{200B}",
+            ].enumerated() {
                 probe("spelling \(i)", try await h.post("/v1/telemetry", Self.event(spelling, "s\(i)"), token: token))
             }
 
             // Logs: the record's own appId, ?app=, the header, text lines for another app.
             probe("logs record", try await h.post("/v1/logs", Self.log(Self.other, "l1"), token: token))
             probe("logs ?app", try await h.post("/v1/logs?app=\(Self.other)", Self.log(nil, "l2"), token: token))
-            probe("logs header", try await h.post("/v1/logs", Self.log(nil, "l3"), token: token, headers: [HTTPField.Name("X-MAM-App-Id")!: Self.other]))
-            probe("text ?app", try await h.post("/v1/logs?app=\(Self.other)", "2026-11-21T10:00:00Z [ERROR] l4\nl5", token: token, contentType: "text/plain"))
-            probe("text header", try await h.post("/v1/logs", "l6", token: token, headers: [HTTPField.Name("X-MAM-App-Id")!: Self.other], contentType: "text/plain"))
+            probe(
+                "logs header",
+                try await h.post("/v1/logs", Self.log(nil, "l3"), token: token, headers: [HTTPField.Name("X-MAM-App-Id")!: Self.other]))
+            probe(
+                "text ?app",
+                try await h.post(
+                    "/v1/logs?app=\(Self.other)", "2026-11-21T10:00:00Z [ERROR] l4\nl5", token: token, contentType: "text/plain"))
+            probe(
+                "text header",
+                try await h.post(
+                    "/v1/logs", "l6", token: token, headers: [HTTPField.Name("X-MAM-App-Id")!: Self.other], contentType: "text/plain"))
             // An allowed default does not let a record name another app itself.
-            let overridden = try await h.post("/v1/logs?app=\(Self.allowed)", [Self.log(nil, "ok1"), Self.log(Self.other, "l7")].joined(separator: "\n"), token: token)
+            let overridden = try await h.post(
+                "/v1/logs?app=\(Self.allowed)", [Self.log(nil, "ok1"), Self.log(Self.other, "l7")].joined(separator: "\n"), token: token)
             #expect(overridden.status == .ok && overridden.accepted == 1 && overridden.rejectedLines == [2], "\(overridden.body)")
 
             // Diagnostics: an upload for another app, and an allowed upload carrying another
             // app's records inside (the reported bypass).
-            probe("upload other", try await h.post("/v1/diagnostics", Self.upload(app: Self.other, logs: [Self.log(nil, "d1")]), token: token, contentType: "application/json"))
-            probe("upload inner only", try await h.post("/v1/diagnostics", Self.upload(app: Self.allowed, logs: [Self.log(Self.other, "d2")]), token: token, contentType: "application/json"))
+            probe(
+                "upload other",
+                try await h.post(
+                    "/v1/diagnostics", Self.upload(app: Self.other, logs: [Self.log(nil, "d1")]), token: token,
+                    contentType: "application/json"))
+            probe(
+                "upload inner only",
+                try await h.post(
+                    "/v1/diagnostics", Self.upload(app: Self.allowed, logs: [Self.log(Self.other, "d2")]), token: token,
+                    contentType: "application/json"))
             let inner = try await h.post(
-                "/v1/diagnostics", Self.upload(app: Self.allowed, logs: [Self.log(nil, "ok2"), Self.log(Self.other, "d3")], text: "2026-11-21T10:00:00Z [INFO] ok3"),
+                "/v1/diagnostics",
+                Self.upload(
+                    app: Self.allowed, logs: [Self.log(nil, "ok2"), Self.log(Self.other, "d3")], text: "2026-11-21T10:00:00Z [INFO] ok3"),
                 token: token, contentType: "application/json")
             #expect(inner.status == .created && inner.accepted == 2 && inner.rejectedLines == [2], "\(inner.body)")
 
@@ -98,7 +125,8 @@ import Testing
             let unbound = try await h.ingestToken(boundTo: [])
             #expect(try await h.post("/v1/telemetry", Self.event(Self.other, "a1"), token: unbound).accepted == 1)
             #expect(try await h.post("/v1/telemetry", Self.event("com.any.app", "a2")).accepted == 1)
-            let upload = try await h.post("/v1/diagnostics", Self.upload(app: Self.other, logs: [Self.log(nil, "x")]), contentType: "application/json")
+            let upload = try await h.post(
+                "/v1/diagnostics", Self.upload(app: Self.other, logs: [Self.log(nil, "x")]), contentType: "application/json")
             #expect(upload.status == .created)
         }
     }

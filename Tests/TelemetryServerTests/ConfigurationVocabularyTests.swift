@@ -25,10 +25,14 @@ import Testing
         var seen = 0
         for line in readme.split(separator: "\n") where line.hasPrefix("| `--") || line.hasPrefix("| — | `MAMTELEMETRY_") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            if let flag = cells[0].split(separator: " ").first?.trimmingCharacters(in: CharacterSet(charactersIn: "`")), flag.hasPrefix("--") {
+            if let flag = cells[0].split(separator: " ").first?.trimmingCharacters(in: CharacterSet(charactersIn: "`")),
+                flag.hasPrefix("--")
+            {
                 #expect(flags.contains(flag), "README flag \(flag)")
             }
-            if cells[1].hasPrefix("`MAMTELEMETRY_") { #expect(variables.contains(cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`")))) }
+            if cells[1].hasPrefix("`MAMTELEMETRY_") {
+                #expect(variables.contains(cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`"))))
+            }
             seen += 1
         }
         #expect(seen >= 25)
@@ -39,9 +43,13 @@ import Testing
             try await ConfigurationLoader.load(arguments: ["mamtelemetryd", "--retention-prod-max-byts", "5"], environment: [:])
         }
         #expect(throws: ConfigurationError.self) { try ConfigurationVocabulary.check(environment: ["MAMTELEMETRY_LOGLEVEL": "info"]) }
-        try ConfigurationVocabulary.check(environment: ["MAMTELEMETRY_TOKEN": "t", "MAMTELEMETRY_URL": "u", "MAMTELEMETRYD_TEST_CRASH_AT": "x"])
+        try ConfigurationVocabulary.check(environment: [
+            "MAMTELEMETRY_TOKEN": "t", "MAMTELEMETRY_URL": "u", "MAMTELEMETRYD_TEST_CRASH_AT": "x",
+        ])
         try ConfigurationVocabulary.check(arguments: ["mamtelemetryd", "--listen=127.0.0.1:1", "--disk-min-free-ratio", "0", "--version"])
-        #expect(ConfigurationVocabulary.closest(to: "MAMTELEMETRY_LOGLEVEL", among: ["MAMTELEMETRY_LOG_LEVEL", "MAMTELEMETRY_LISTEN"]) == "MAMTELEMETRY_LOG_LEVEL")
+        #expect(
+            ConfigurationVocabulary.closest(to: "MAMTELEMETRY_LOGLEVEL", among: ["MAMTELEMETRY_LOG_LEVEL", "MAMTELEMETRY_LISTEN"])
+                == "MAMTELEMETRY_LOG_LEVEL")
         #expect(ConfigurationVocabulary.closest(to: "--frobnicate-everything", among: ["--listen", "--data-dir"]) == nil)
         #expect(ConfigurationVocabulary.editDistance("kitten", "sitting") == 3)
         #expect(ConfigurationVocabulary.editDistance("", "abc") == 3)

@@ -3,8 +3,8 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import TelemetryStore
 import TelemetryModel
+import TelemetryStore
 import Testing
 
 @testable import TelemetryServer
@@ -31,7 +31,8 @@ import Testing
         configuration.journalMirror = false
         let logger = Logger(label: "console-tests")
         let components = try DaemonComponents(
-            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(), logger: logger)
+            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(),
+            logger: logger)
         let app = buildApplication(components: components, logger: logger)
         try await app.test(.router) { client in try await test(client, components) }
     }

@@ -16,7 +16,12 @@ import Testing
         let armed = Mutex(true)
 
         func reached(_ point: CommitFaultPoint) throws {
-            guard point == .beforeDecisionCommit, armed.withLock({ a in defer { a = false }; return a }) else { return }
+            guard point == .beforeDecisionCommit,
+                armed.withLock({ a in
+                    defer { a = false }
+                    return a
+                })
+            else { return }
             throw Failure()
         }
     }

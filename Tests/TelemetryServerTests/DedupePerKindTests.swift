@@ -36,14 +36,18 @@ import Testing
     /// the incident holds everything the user shared, exactly once each.
     @Test func anUploadKeepsItsOwnCopyOfRecordsAlreadyStored() async throws {
         try await IngestHarness.run { h in
-            let first = try await h.post("/v1/logs", [Self.log("L1", "one", time: "2026-11-21T10:00:01.000Z"), Self.log("L2", "two", time: "2026-11-21T10:00:02.000Z")].joined(separator: "\n"))
+            let first = try await h.post(
+                "/v1/logs",
+                [Self.log("L1", "one", time: "2026-11-21T10:00:01.000Z"), Self.log("L2", "two", time: "2026-11-21T10:00:02.000Z")].joined(
+                    separator: "\n"))
             #expect(first.accepted == 2)
             let logs = [
                 Self.log("L1", "one", time: "2026-11-21T10:00:01.000Z"), Self.log("L2", "two", time: "2026-11-21T10:00:02.000Z"),
                 Self.log("L3", "three", time: "2026-11-21T10:00:03.000Z"), Self.log("L3", "three", time: "2026-11-21T10:00:03.000Z"),
             ]
             let upload = try await h.post(
-                "/v1/diagnostics", #"{"appId":"\#(Self.app)","deviceId":"dev","description":"shared","logs":[\#(logs.joined(separator: ","))]}"#,
+                "/v1/diagnostics",
+                #"{"appId":"\#(Self.app)","deviceId":"dev","description":"shared","logs":[\#(logs.joined(separator: ","))]}"#,
                 contentType: "application/json")
             #expect(upload.status == .created, "\(upload.body)")
             #expect(upload.accepted == 3 && upload.duplicates == 1, "\(upload.body)")

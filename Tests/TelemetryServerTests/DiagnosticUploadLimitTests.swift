@@ -45,7 +45,8 @@ import Testing
                 #"{"level":"error","message":"too deep","d":\#(deep)}"#,
             ]
             let answer = try await h.post(
-                "/v1/diagnostics", Self.upload(#","description":"cannot sync","text":"\#(text)""#, logs: logs), contentType: "application/json")
+                "/v1/diagnostics", Self.upload(#","description":"cannot sync","text":"\#(text)""#, logs: logs),
+                contentType: "application/json")
             #expect(answer.status == .created, "\(answer.body.prefix(500))")
             #expect(answer.accepted == 2001, "\(answer.body.prefix(500))")
             #expect(answer.rejectedLines == [2], "the deep record alone is refused, by its position")

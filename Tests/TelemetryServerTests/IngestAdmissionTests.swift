@@ -15,7 +15,9 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("admission-\(UUID().uuidString)")
         let store: SQLiteRecordStore
 
-        init() throws { store = try SQLiteRecordStore(directory: directory, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance) }
+        init() throws {
+            store = try SQLiteRecordStore(directory: directory, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance)
+        }
 
         func drain() async {
             await store.committer.close()
@@ -37,11 +39,14 @@ import Testing
 
     @Test func inFlightBytesAreBoundedAndGivenBack() async throws {
         let parked = try Parked()
-        let admission = IngestAdmission(limits: .init(maxInFlightBytes: 100, maxQueuedRecords: 1000), commitQueue: parked.store.committer, disk: nil, metrics: NOOPMetricsHandler.instance)
+        let admission = IngestAdmission(
+            limits: .init(maxInFlightBytes: 100, maxQueuedRecords: 1000), commitQueue: parked.store.committer, disk: nil,
+            metrics: NOOPMetricsHandler.instance)
         // An idle daemon takes a body larger than the whole budget: it is never refused forever.
         #expect(await Self.refusal { try await admission.admit(bytes: 500) { _ in } } == nil)
         try await admission.admit(bytes: 60) { _ in
-            guard case .inFlightFull(let limit, let inflating)? = await Self.refusal({ try await admission.admit(bytes: 50) { _ in } }) else {
+            guard case .inFlightFull(let limit, let inflating)? = await Self.refusal({ try await admission.admit(bytes: 50) { _ in } })
+            else {
                 Issue.record("160 bytes in flight were admitted past maxInFlightBytes=100")
                 return
             }
@@ -57,7 +62,9 @@ import Testing
     /// that would pass the budget is refused mid-inflate, naming the limit.
     @Test func onlyTheOldestRequestMayGrowPastTheBudget() async throws {
         let parked = try Parked()
-        let admission = IngestAdmission(limits: .init(maxInFlightBytes: 100, maxQueuedRecords: 1000), commitQueue: parked.store.committer, disk: nil, metrics: NOOPMetricsHandler.instance)
+        let admission = IngestAdmission(
+            limits: .init(maxInFlightBytes: 100, maxQueuedRecords: 1000), commitQueue: parked.store.committer, disk: nil,
+            metrics: NOOPMetricsHandler.instance)
         try await admission.admit(bytes: 10) { oldest in
             try await admission.admit(bytes: 10) { younger in
                 #expect(throws: Never.self) { try younger.grow(by: 70) }
@@ -79,7 +86,9 @@ import Testing
 
     @Test func aFullCommitQueueRefusesNewRequests() async throws {
         let parked = try Parked()
-        let admission = IngestAdmission(limits: .init(maxInFlightBytes: 1 << 20, maxQueuedRecords: 3), commitQueue: parked.store.committer, disk: nil, metrics: NOOPMetricsHandler.instance)
+        let admission = IngestAdmission(
+            limits: .init(maxInFlightBytes: 1 << 20, maxQueuedRecords: 3), commitQueue: parked.store.committer, disk: nil,
+            metrics: NOOPMetricsHandler.instance)
         let store = parked.store
         let records = (0..<5).map { i in
             DecodedRecord(

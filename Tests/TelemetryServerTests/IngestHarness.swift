@@ -4,8 +4,8 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
-import TelemetryStore
 import TelemetryModel
+import TelemetryStore
 import Testing
 
 @testable import TelemetryServer
@@ -41,7 +41,8 @@ struct IngestHarness: Sendable {
         configuration.journalMirror = false
         let logger = Logger(label: "ingest-tests")
         let components = try DaemonComponents(
-            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(), commitFaults: faults, logger: logger)
+            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(),
+            commitFaults: faults, logger: logger)
         let (_, admin) = try await components.tokens.create(name: "test admin", scopes: [.admin], apps: [], now: 0)
         let app = buildApplication(components: components, logger: logger)
         // `.router` runs the application's services, so the group committer completes appends.
@@ -55,11 +56,15 @@ struct IngestHarness: Sendable {
         try await components.tokens.create(name: "relay for \(apps.joined(separator: ","))", scopes: [.ingest], apps: apps, now: 0).secret
     }
 
-    func post(_ uri: String, _ body: String, token: String? = nil, headers extra: HTTPFields = [:], contentType: String = "application/x-ndjson") async throws -> Answer {
+    func post(
+        _ uri: String, _ body: String, token: String? = nil, headers extra: HTTPFields = [:], contentType: String = "application/x-ndjson"
+    ) async throws -> Answer {
         try await post(uri, bytes: Array(body.utf8), token: token, headers: extra, contentType: contentType)
     }
 
-    func post(_ uri: String, bytes: [UInt8], token: String? = nil, headers extra: HTTPFields = [:], contentType: String = "application/x-ndjson") async throws -> Answer {
+    func post(
+        _ uri: String, bytes: [UInt8], token: String? = nil, headers extra: HTTPFields = [:], contentType: String = "application/x-ndjson"
+    ) async throws -> Answer {
         var headers = extra
         headers[.contentType] = contentType
         if headers[HTTPField.Name("X-APIKey")!] == nil { headers[.authorization] = "Bearer \(token ?? adminToken)" }

@@ -19,7 +19,12 @@ import Testing
         init(at point: CommitFaultPoint) { self.point = point }
 
         func reached(_ point: CommitFaultPoint) throws {
-            guard point == self.point, armed.withLock({ a in defer { a = false }; return a }) else { return }
+            guard point == self.point,
+                armed.withLock({ a in
+                    defer { a = false }
+                    return a
+                })
+            else { return }
             throw Failure()
         }
 
@@ -34,9 +39,12 @@ import Testing
     /// `log.record.uid` so a resend is recognised, in PPE when `ppe` (`mam.use_ppe`).
     static func resource(device: String, ppe: Bool) -> String {
         let flags = ppe ? "," + attribute("mam.use_ppe", "true") : ""
-        let log = #"{"timeUnixNano":"1795256130123000000","severityNumber":17,"body":{"stringValue":"enrollment failed"},"attributes":[\#(attribute("log.record.uid", device + "-log"))\#(flags)]}"#
-        let event = #"{"timeUnixNano":"1795256130124000000","eventName":"AppLaunch","attributes":[\#(attribute("log.record.uid", device + "-event")),\#(attribute("managementType", "MDM"))\#(flags)]}"#
-        return #"{"resource":{"attributes":[\#(attribute("service.name", "com.contoso.atomic")),\#(attribute("device.id", device))]},"scopeLogs":[{"logRecords":[\#(log),\#(event)]}]}"#
+        let log =
+            #"{"timeUnixNano":"1795256130123000000","severityNumber":17,"body":{"stringValue":"enrollment failed"},"attributes":[\#(attribute("log.record.uid", device + "-log"))\#(flags)]}"#
+        let event =
+            #"{"timeUnixNano":"1795256130124000000","eventName":"AppLaunch","attributes":[\#(attribute("log.record.uid", device + "-event")),\#(attribute("managementType", "MDM"))\#(flags)]}"#
+        return
+            #"{"resource":{"attributes":[\#(attribute("service.name", "com.contoso.atomic")),\#(attribute("device.id", device))]},"scopeLogs":[{"logRecords":[\#(log),\#(event)]}]}"#
     }
 
     /// An export with a prod resource, and a PPE one when `withPPE` (then the request spans

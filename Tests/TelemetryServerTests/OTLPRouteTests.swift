@@ -31,7 +31,7 @@ import Testing
     }
 
     static func withDaemon(
-        _ adjust: @Sendable (inout ServerConfiguration) -> Void = { _ in },
+        adjust: @Sendable (inout ServerConfiguration) -> Void = { _ in },
         _ test: @escaping @Sendable (Daemon, any TestClientProtocol) async throws -> Void
     ) async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("otlp-\(UUID().uuidString)")
@@ -43,7 +43,8 @@ import Testing
         adjust(&configuration)
         let logger = Logger(label: "otlp-route-tests")
         let components = try DaemonComponents(
-            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(), logger: logger)
+            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(),
+            logger: logger)
         let (_, admin) = try await components.tokens.create(name: "admin", scopes: [.admin], apps: [], now: 0)
         let (_, mail) = try await components.tokens.create(name: "mail-relay", scopes: [.ingest], apps: ["com.contoso.mail"], now: 0)
         let app = buildApplication(components: components, logger: logger)
@@ -118,17 +119,21 @@ import Testing
         try await Self.withDaemon { daemon, client in
             _ = try await daemon.components.registry.register(
                 appId: "com.contoso.optout", flags: AppFlags(telemetryDisabled: true), source: "test", now: 0)
-            let body = try Self.request([
-                ("com.contoso.mail", "dev-1", [("enduser.id", Self.value("Jane@Contoso.com"))], [
-                    Self.record("prod error", severity: 17, [("thread.name", Self.value("main"))]),
-                    Self.record("ppe debug", severity: 5, [("mam.use_ppe", Self.value("YES"))]),
-                    Self.record("opted out", [("mam.telemetry_disabled", Self.value("true"))]),
-                    Self.record("", eventName: "AppLaunch", [("managementType", Self.value("MDM"))]),
-                    Self.record("bad", [("message", Self.value("clash"))]),
-                ]),
-                // Not this token's app: refused per record, not the whole request.
-                ("com.contoso.other", "dev-2", [], [Self.record("other app")]),
-            ]).serializedBytes() as [UInt8]
+            let body =
+                try Self.request([
+                    (
+                        "com.contoso.mail", "dev-1", [("enduser.id", Self.value("Jane@Contoso.com"))],
+                        [
+                            Self.record("prod error", severity: 17, [("thread.name", Self.value("main"))]),
+                            Self.record("ppe debug", severity: 5, [("mam.use_ppe", Self.value("YES"))]),
+                            Self.record("opted out", [("mam.telemetry_disabled", Self.value("true"))]),
+                            Self.record("", eventName: "AppLaunch", [("managementType", Self.value("MDM"))]),
+                            Self.record("bad", [("message", Self.value("clash"))]),
+                        ]
+                    ),
+                    // Not this token's app: refused per record, not the whole request.
+                    ("com.contoso.other", "dev-2", [], [Self.record("other app")]),
+                ]).serializedBytes() as [UInt8]
             let (status, headers, answer) = try await Self.post(client, body, token: daemon.mailOnly, gzip: true)
             #expect(status == .ok, "\(String(decoding: answer, as: UTF8.self))")
             #expect(headers[.contentType] == "application/x-protobuf")
@@ -154,7 +159,8 @@ import Testing
             #expect(try await Self.get(client, "/v1/logs?contains=opted&limit=100", token: daemon.admin).isEmpty)
 
             // The registry's opt-out: dropped, answered 200 with the kill switch.
-            let optedOut = try Self.request([("com.contoso.optout", "dev-3", [], [Self.record("never stored")])]).serializedBytes() as [UInt8]
+            let optedOut =
+                try Self.request([("com.contoso.optout", "dev-3", [], [Self.record("never stored")])]).serializedBytes() as [UInt8]
             let (optStatus, optHeaders, optAnswer) = try await Self.post(client, optedOut, token: daemon.admin)
             #expect(optStatus == .ok)
             #expect(optHeaders[HTTPField.Name("Kill-Tokens")!] == "com.contoso.optout")
@@ -177,7 +183,8 @@ import Testing
                  "scopeLogs":[{"logRecords":[{"severityText":"WARN","body":{"stringValue":"otlp json"},"traceId":"5b8efff798038103d269b633813fc60c"},
                    {"body":{"stringValue":"no app"},"attributes":[{"key":"service.name","value":{"stringValue":"unknown_service"}}]}]}]}]}
                 """
-            let (status, headers, answer) = try await Self.post(client, Array(json.utf8), token: daemon.mailOnly, contentType: "application/json", gzip: true)
+            let (status, headers, answer) = try await Self.post(
+                client, Array(json.utf8), token: daemon.mailOnly, contentType: "application/json", gzip: true)
             #expect(status == .ok)
             #expect(headers[.contentType] == "application/json")
             let decoded = try Response(jsonUTF8Bytes: answer)
@@ -189,14 +196,16 @@ import Testing
 
             // Our own records under application/json are still our NDJSON, answered natively.
             let native = #"{"message":"native json","appId":"com.contoso.mail","level":"info"}"#
-            let (nativeStatus, _, nativeAnswer) = try await Self.post(client, Array(native.utf8), token: daemon.mailOnly, contentType: "application/json")
+            let (nativeStatus, _, nativeAnswer) = try await Self.post(
+                client, Array(native.utf8), token: daemon.mailOnly, contentType: "application/json")
             #expect(nativeStatus == .ok)
             #expect(parse(nativeAnswer)["accepted"] as? Int == 1)
         }
     }
 
     @Test func undecodableAndOversizedRequestsAreRefusedAsStatus() async throws {
-        try await Self.withDaemon({ $0.decodeLimits.maxRecordsPerRequest = 3 }) { daemon, client in
+        let fewRecords: @Sendable (inout ServerConfiguration) -> Void = { $0.decodeLimits.maxRecordsPerRequest = 3 }
+        try await Self.withDaemon(adjust: fewRecords) { daemon, client in
             let (bad, badHeaders, badBody) = try await Self.post(client, Array("definitely not protobuf".utf8), token: daemon.admin)
             #expect(bad == .badRequest)
             #expect(badHeaders[.contentType] == "application/x-protobuf")
@@ -204,7 +213,8 @@ import Testing
             #expect(status.code == 3)
             #expect(status.message.hasPrefix("invalid_otlp: the body is not an OTLP ExportLogsServiceRequest in protobuf"))
 
-            let (badJSON, _, badJSONBody) = try await Self.post(client, Array(#"{"resourceLogs":{"nope":1}}"#.utf8), token: daemon.admin, contentType: "application/json")
+            let (badJSON, _, badJSONBody) = try await Self.post(
+                client, Array(#"{"resourceLogs":{"nope":1}}"#.utf8), token: daemon.admin, contentType: "application/json")
             #expect(badJSON == .badRequest)
             #expect(try Google_Rpc_Status(jsonUTF8Bytes: badJSONBody).code == 3)
 
@@ -218,7 +228,8 @@ import Testing
 
     @Test func backpressureTellsExportersToRetryLater() async throws {
         // A full disk: OTLP callers get 503 (exporters retry it; 507 they would drop).
-        try await Self.withDaemon({ $0.disk.minFreeBytes = .max }) { daemon, client in
+        let noFreeDisk: @Sendable (inout ServerConfiguration) -> Void = { $0.disk.minFreeBytes = .max }
+        try await Self.withDaemon(adjust: noFreeDisk) { daemon, client in
             let body = try Self.request([("com.contoso.mail", "d", [], [Self.record("later")])]).serializedBytes() as [UInt8]
             let (status, headers, answer) = try await Self.post(client, body, token: daemon.admin)
             #expect(status == .serviceUnavailable)
@@ -227,7 +238,8 @@ import Testing
             #expect(rpc.code == 14 && rpc.message.hasPrefix("storage_full:"))
         }
         // Over the token's rate: 429 with Retry-After.
-        try await Self.withDaemon({ $0.perTokenRecordsPerSecond = 1 }) { daemon, client in
+        let oneRecordPerSecond: @Sendable (inout ServerConfiguration) -> Void = { $0.perTokenRecordsPerSecond = 1 }
+        try await Self.withDaemon(adjust: oneRecordPerSecond) { daemon, client in
             let body = try Self.request([("com.contoso.mail", "d", [], [Self.record("a"), Self.record("b")])]).serializedBytes() as [UInt8]
             #expect(try await Self.post(client, body, token: daemon.mailOnly).status == .ok)
             let (status, headers, answer) = try await Self.post(client, body, token: daemon.mailOnly)

@@ -12,7 +12,12 @@ struct RecordingLogHandler: LogHandler {
 
     final class Box: Sendable {
         let entries = Mutex<[Entry]>([])
-        func take() -> [Entry] { entries.withLock { e in defer { e.removeAll() }; return e } }
+        func take() -> [Entry] {
+            entries.withLock { e in
+                defer { e.removeAll() }
+                return e
+            }
+        }
     }
 
     let box: Box

@@ -21,7 +21,9 @@ import Testing
     static func check(_ o: AccessTestDaemon.Outcome) {
         #expect(o.granted.count <= 1, "\(o)")
         if let route = o.granted.first {
-            #expect(AccessTestDaemon.allows(o.credential, route.access), "a handler ran for a caller its declaration refuses: \(o) needs \(route.access)")
+            #expect(
+                AccessTestDaemon.allows(o.credential, route.access),
+                "a handler ran for a caller its declaration refuses: \(o) needs \(route.access)")
         } else {
             #expect(Self.refusals.contains(o.status), "answered without passing an access check: \(o)")
         }
@@ -116,7 +118,8 @@ import Testing
         try await AccessTestDaemon.run { daemon, client in
             var rng = SplitMix64(seed: 0x6D61_6D74)
             let methods: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch, .head, .options]
-            let routes = daemon.table.all.map { (method: $0.method, path: AccessTestDaemon.concrete($0.path)) }
+            let routes =
+                daemon.table.all.map { (method: $0.method, path: AccessTestDaemon.concrete($0.path)) }
                 + [(.get, "/v1/x"), (.get, "/metrics/x"), (.post, "/healthz/../v1/tokens")]
             var granted = 0
             for _ in 0..<2500 {

@@ -54,7 +54,9 @@ import Testing
     }
 
     static func post(_ client: any TestClientProtocol, _ body: [UInt8]) async throws {
-        try await client.execute(uri: "/v1/telemetry", method: .post, headers: [.contentType: "application/x-ndjson"], body: ByteBuffer(bytes: body)) { r in
+        try await client.execute(
+            uri: "/v1/telemetry", method: .post, headers: [.contentType: "application/x-ndjson"], body: ByteBuffer(bytes: body)
+        ) { r in
             #expect(r.status == .ok, "\(String(buffer: r.body))")
         }
     }

@@ -7,7 +7,8 @@ extension StatsTests {
         [("p50", 0.50), ("p95", 0.95), ("p99", 0.99)].compactMap { key, p in
             let exact = nearestRank(values, p)
             let answered = d[key] ?? -1
-            let ok = answered == LatencySketch.rounded(exact) && answered <= exact
+            let ok =
+                answered == LatencySketch.rounded(exact) && answered <= exact
                 && answered >= exact * (1 - LatencySketch.relativeError)
             return ok ? nil : "\(key): \(answered) for exact \(exact)"
         }

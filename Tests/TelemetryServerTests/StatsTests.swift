@@ -28,8 +28,9 @@ import Testing
         let codes = [100, 101, 100, 200, 203, 100, 216, 200, 102, 999]
         let ops = ["enroll", "policyCheckIn", "unenroll"]
         return (0..<60).map { i in
-            Call(app: i % 4 == 0 ? "com.contoso.b" : "com.contoso.a", operation: ops[i % 3], code: codes[i % codes.count],
-                 ms: Double((i * 37) % 500 + 20), minute: i * 2, env: i % 10 == 9 ? "ppe" : "prod")
+            Call(
+                app: i % 4 == 0 ? "com.contoso.b" : "com.contoso.a", operation: ops[i % 3], code: codes[i % codes.count],
+                ms: Double((i * 37) % 500 + 20), minute: i * 2, env: i % 10 == 9 ? "ppe" : "prod")
         }
     }()
     static let launches: [(app: String, type: String, minute: Int)] = (0..<40).map { i in
@@ -44,13 +45,18 @@ import Testing
         for (i, c) in calls.enumerated() {
             let settings = c.env == "ppe" ? #","settings":{"MAMTelemetryUsePPE":true}"# : ""
             lines.append(
-                #"{"name":"EnrollmentCall","appId":"\#(c.app)","deviceId":"d\#(i)","eventId":"e\#(i)","time":"\#(iso(c.minute))"\#(settings),"data":{"operation":"\#(c.operation)","statusCode":\#(c.code),"durationMs":\#(c.ms)}}"#)
+                #"{"name":"EnrollmentCall","appId":"\#(c.app)","deviceId":"d\#(i)","eventId":"e\#(i)","time":"\#(iso(c.minute))"\#(settings),"data":{"operation":"\#(c.operation)","statusCode":\#(c.code),"durationMs":\#(c.ms)}}"#
+            )
         }
         for (i, l) in launches.enumerated() {
-            lines.append(#"{"name":"AppLaunch","appId":"\#(l.app)","deviceId":"d\#(i)","eventId":"l\#(i)","time":"\#(iso(l.minute))","data":{"managementType":"\#(l.type)"}}"#)
+            lines.append(
+                #"{"name":"AppLaunch","appId":"\#(l.app)","deviceId":"d\#(i)","eventId":"l\#(i)","time":"\#(iso(l.minute))","data":{"managementType":"\#(l.type)"}}"#
+            )
         }
         for (i, a) in actions.enumerated() {
-            lines.append(#"{"name":"IntuneAction","appId":"com.contoso.a","deviceId":"d\#(i)","eventId":"a\#(i)","time":"\#(iso(a.minute))","data":{"action":"\#(a.action)"}}"#)
+            lines.append(
+                #"{"name":"IntuneAction","appId":"com.contoso.a","deviceId":"d\#(i)","eventId":"a\#(i)","time":"\#(iso(a.minute))","data":{"action":"\#(a.action)"}}"#
+            )
         }
         return Array(lines.joined(separator: "\n").utf8)
     }
@@ -66,14 +72,17 @@ import Testing
         configuration.auth.enabled = false
         let logger = Logger(label: "stats-tests")
         let components = try DaemonComponents(
-            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(), logger: logger)
+            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(),
+            logger: logger)
         let app = buildApplication(components: components, logger: logger)
         // `.router` runs the application's services, so the group committer completes appends.
         try await app.test(.router) { client in try await test(client) }
     }
 
     static func post(_ client: any TestClientProtocol) async throws {
-        try await client.execute(uri: "/v1/telemetry", method: .post, headers: [.contentType: "application/x-ndjson"], body: ByteBuffer(bytes: body())) { r in
+        try await client.execute(
+            uri: "/v1/telemetry", method: .post, headers: [.contentType: "application/x-ndjson"], body: ByteBuffer(bytes: body())
+        ) { r in
             #expect(r.status == .ok, "\(String(buffer: r.body))")
         }
     }
@@ -133,7 +142,8 @@ import Testing
             let ppe = try await Self.get(client, "/v1/stats/enrollment?\(Self.window)&env=ppe")
             #expect((ppe["total"] as? [String: Any])?["count"] as? Int == Self.calls.filter { $0.env == "ppe" }.count)
             // A narrower window and 15-minute buckets.
-            let narrow = try await Self.get(client, "/v1/stats/enrollment?since=2026-11-21T10:30:00Z&until=2026-11-21T10:59:59Z&interval=15m")
+            let narrow = try await Self.get(
+                client, "/v1/stats/enrollment?since=2026-11-21T10:30:00Z&until=2026-11-21T10:59:59Z&interval=15m")
             #expect((narrow["total"] as? [String: Any])?["count"] as? Int == prod.filter { (30..<60).contains($0.minute) }.count)
             #expect((narrow["buckets"] as? [Any])?.count == 2)
         }
@@ -231,8 +241,10 @@ import Testing
 
     @Test func badParametersAreRefusedByName() async throws {
         try await Self.withApp { client in
-            for (query, word) in [("interval=5x", "interval"), ("interval=10s", "interval"), ("since=yesterday", "since"), ("env=staging", "env"),
-                                  ("since=-1h&until=-2h", "since")] {
+            for (query, word) in [
+                ("interval=5x", "interval"), ("interval=10s", "interval"), ("since=yesterday", "since"), ("env=staging", "env"),
+                ("since=-1h&until=-2h", "since"),
+            ] {
                 try await client.execute(uri: "/v1/stats/enrollment?\(query)", method: .get) { r in
                     #expect(r.status == .badRequest, "\(query)")
                     #expect(String(buffer: r.body).contains(word), "\(query)")

@@ -73,7 +73,8 @@ import Testing
     @Test func adminTokensAndAZeroRateAreNotLimitedAndAReloadedRateAppliesAtOnce() {
         let clock = TestClock()
         let rate = Mutex(0)
-        let limiter = TokenRateLimiter(recordsPerSecond: { rate.withLock { $0 } }, burstSeconds: 1, clock: clock, metrics: NOOPMetricsHandler.instance)
+        let limiter = TokenRateLimiter(
+            recordsPerSecond: { rate.withLock { $0 } }, burstSeconds: 1, clock: clock, metrics: NOOPMetricsHandler.instance)
         let a = Self.token("a")
         #expect(Self.refusal { try limiter.take(1_000_000, token: a) } == nil, "0 turns the limit off")
         rate.withLock { $0 = 5 }

@@ -1,5 +1,6 @@
-import Testing
 import TelemetryModel
+import Testing
+
 @testable import TelemetryStore
 
 /// The per-batch Bloom filter decides which batches a filtered query may skip unread, so a
@@ -36,7 +37,8 @@ import TelemetryModel
 
     @Test func filterReadBackFromItsBytesAnswersTheSame() {
         var filter = BloomFilter(expected: 300)
-        let present: [BloomTerm] = Self.devices(0..<100) + (0..<100).map { .statusCode(-$0) } + (0..<100).map { .identity("user\($0)@contoso.com") }
+        let present: [BloomTerm] =
+            Self.devices(0..<100) + (0..<100).map { .statusCode(-$0) } + (0..<100).map { .identity("user\($0)@contoso.com") }
         for t in present { filter.insert(t) }
         let stored = BloomFilter(bytes: filter.bits)
         #expect(stored.bits == filter.bits)
@@ -70,7 +72,8 @@ import TelemetryModel
             time: 1, appId: "com.a", deviceId: "d", sessionId: "s", identity: "i@x", name: "AppLaunch", statusCode: 42,
             incident: "INC1")
         let terms = Set(BloomTerm.terms(of: keys))
-        #expect(terms == [.app("com.a"), .device("d"), .session("s"), .identity("i@x"), .name("AppLaunch"), .statusCode(42), .incident("INC1")])
+        #expect(
+            terms == [.app("com.a"), .device("d"), .session("s"), .identity("i@x"), .name("AppLaunch"), .statusCode(42), .incident("INC1")])
         #expect(BloomTerm.terms(of: RecordKeys(time: 1, appId: "com.a")) == [.app("com.a")])
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import Metrics
 import Synchronization
-import Testing
 import TelemetryModel
+import Testing
+
 @testable import TelemetryStore
 
 /// A request with records for both prod and PPE is stored all or nothing, whichever step of
@@ -61,7 +62,8 @@ import TelemetryModel
         let committer: Task<Void, Error>
 
         init(_ directory: URL, faults: any CommitFaultInjector = NoCommitFaults()) throws {
-            store = try SQLiteRecordStore(directory: directory, faults: faults, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance)
+            store = try SQLiteRecordStore(
+                directory: directory, faults: faults, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance)
             let c = store.committer
             committer = Task { try await c.run() }
         }
@@ -111,8 +113,11 @@ import TelemetryModel
         let retry = try await s.store.append(Self.request("r", prod: 3, ppe: 2))
         #expect(retry[.prod, .event]?.stored == 3 && retry[.ppe, .event]?.stored == 2)
         #expect(retry[.prod, .event]?.duplicates == 0 && retry[.ppe, .event]?.duplicates == 0)
-        #expect(try await Self.stored(s.store) == [.prod: Dictionary(uniqueKeysWithValues: (0..<3).map { ("r-prod-\($0)", 1) }),
-                                                   .ppe: Dictionary(uniqueKeysWithValues: (0..<2).map { ("r-ppe-\($0)", 1) })])
+        #expect(
+            try await Self.stored(s.store) == [
+                .prod: Dictionary(uniqueKeysWithValues: (0..<3).map { ("r-prod-\($0)", 1) }),
+                .ppe: Dictionary(uniqueKeysWithValues: (0..<2).map { ("r-ppe-\($0)", 1) }),
+            ])
         await s.close()
     }
 
@@ -192,7 +197,9 @@ import TelemetryModel
                 for (env, n) in [(TelemetryEnvironment.prod, prod), (.ppe, ppe)] {
                     for k in 0..<n {
                         let count = stored[env]?["\(tag)-\(env.rawValue)-\(k)"] ?? 0
-                        #expect(count == (ok ? 1 : 0), "\(tag) \(env) record \(k): stored \(count)x, request \(ok ? "acknowledged" : "refused")")
+                        #expect(
+                            count == (ok ? 1 : 0), "\(tag) \(env) record \(k): stored \(count)x, request \(ok ? "acknowledged" : "refused")"
+                        )
                     }
                 }
             }

@@ -1,9 +1,10 @@
 import Compression
 import Foundation
-import Metrics
 import GRDB
-import Testing
+import Metrics
 import TelemetryModel
+import Testing
+
 @testable import TelemetryStore
 
 /// A store written before dedupe was per kind opens, keeps its records queryable and its
@@ -19,8 +20,14 @@ import TelemetryModel
         try StoreSchema.migrator.migrate(pool, upTo: "v1")
         try pool.write { db in
             for (seq, kind, json, keys) in [
-                (Int64(1), 0, #"{"name":"AppLaunch","appId":"com.legacy","eventId":"legacy-e"}"#, RecordKeys(time: 10, appId: "com.legacy", name: "AppLaunch")),
-                (Int64(2), 1, #"{"level":"info","message":"legacy log","appId":"com.legacy","eventId":"legacy-l"}"#, RecordKeys(time: 20, appId: "com.legacy", level: .info)),
+                (
+                    Int64(1), 0, #"{"name":"AppLaunch","appId":"com.legacy","eventId":"legacy-e"}"#,
+                    RecordKeys(time: 10, appId: "com.legacy", name: "AppLaunch")
+                ),
+                (
+                    Int64(2), 1, #"{"level":"info","message":"legacy log","appId":"com.legacy","eventId":"legacy-l"}"#,
+                    RecordKeys(time: 20, appId: "com.legacy", level: .info)
+                ),
             ] {
                 var bloom = BloomFilter(expected: 8)
                 for term in BloomTerm.terms(of: keys) { bloom.insert(term) }
@@ -31,19 +38,27 @@ import TelemetryModel
                         INSERT INTO batch(kind, firstSeq, count, minTime, maxTime, receivedAt, rawBytes, storedBytes, levelMask, bloom, keys, payload)
                         VALUES (?, ?, 1, ?, ?, 0, ?, ?, ?, ?, ?, ?)
                         """,
-                    arguments: [kind, seq, keys.time, keys.time, json.utf8.count, payload.count + keysBlock.count,
-                                keys.level.map { 1 << $0.rawValue } ?? 0, Data(bloom.bits), Data(keysBlock), Data(payload)])
+                    arguments: [
+                        kind, seq, keys.time, keys.time, json.utf8.count, payload.count + keysBlock.count,
+                        keys.level.map { 1 << $0.rawValue } ?? 0, Data(bloom.bits), Data(keysBlock), Data(payload),
+                    ])
             }
-            try db.execute(sql: "INSERT INTO event_id(appId, eventId, seq) VALUES ('com.legacy', 'legacy-e', 1), ('com.legacy', 'legacy-l', 2), ('com.legacy', 'orphan', 3)")
+            try db.execute(
+                sql:
+                    "INSERT INTO event_id(appId, eventId, seq) VALUES ('com.legacy', 'legacy-e', 1), ('com.legacy', 'legacy-l', 2), ('com.legacy', 'orphan', 3)"
+            )
             try db.execute(sql: "UPDATE meta SET value = 4 WHERE key = 'nextSeq'")
         }
     }
 
     static func record(_ kind: RecordKind, _ eventId: String) -> DecodedRecord {
-        let json = kind == .event
+        let json =
+            kind == .event
             ? #"{"name":"AppLaunch","appId":"com.legacy","eventId":"\#(eventId)"}"#
             : #"{"level":"info","message":"new \#(eventId)","appId":"com.legacy","eventId":"\#(eventId)"}"#
-        let keys = kind == .event ? RecordKeys(time: 30, appId: "com.legacy", name: "AppLaunch") : RecordKeys(time: 30, appId: "com.legacy", level: .info)
+        let keys =
+            kind == .event
+            ? RecordKeys(time: 30, appId: "com.legacy", name: "AppLaunch") : RecordKeys(time: 30, appId: "com.legacy", level: .info)
         return DecodedRecord(json: Array(json.utf8), keys: keys, flags: .unspecified, eventId: eventId)
     }
 

@@ -2,8 +2,9 @@ import Foundation
 import Logging
 import MetricsTestKit
 import Synchronization
-import Testing
 import TelemetryModel
+import Testing
+
 @testable import TelemetryStore
 
 /// The disk guard refuses ingest below the high-water mark and says so on `/metrics`; with

@@ -1,5 +1,6 @@
-import Testing
 import TelemetryModel
+import Testing
+
 @testable import TelemetryStore
 
 /// The keys block is what queries and stats read instead of the payload: it must give back

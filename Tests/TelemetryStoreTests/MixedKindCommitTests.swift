@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TelemetryModel
+import Testing
+
 @testable import TelemetryStore
 
 /// A request carrying log records and telemetry events (an OTLP export) is stored all or
@@ -14,7 +15,8 @@ import TelemetryModel
         for kind in RecordKind.allCases {
             for env in envs {
                 records[kind, default: [:]][env] = (0..<2).map {
-                    StoreFixture.event(app: "com.mixed", device: env.rawValue, time: Int64($0), eventId: "\(tag)-\(kind.rawValue)-\(env.rawValue)-\($0)")
+                    StoreFixture.event(
+                        app: "com.mixed", device: env.rawValue, time: Int64($0), eventId: "\(tag)-\(kind.rawValue)-\(env.rawValue)-\($0)")
                 }
             }
         }

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TelemetryModel
+import Testing
+
 @testable import TelemetryStore
 
 @Suite struct RecordStoreTests {
@@ -8,7 +9,10 @@ import TelemetryModel
         let f = try StoreFixture()
         var records: [DecodedRecord] = []
         for i in 0..<300 {
-            records.append(StoreFixture.event(app: i % 3 == 0 ? "com.a" : "com.b", device: "dev\(i % 10)", identity: i % 7 == 0 ? "Jane@Contoso.com" : "", time: 1_000 + Int64(i), statusCode: i % 5 == 0 ? 200 : nil))
+            records.append(
+                StoreFixture.event(
+                    app: i % 3 == 0 ? "com.a" : "com.b", device: "dev\(i % 10)", identity: i % 7 == 0 ? "Jane@Contoso.com" : "",
+                    time: 1_000 + Int64(i), statusCode: i % 5 == 0 ? 200 : nil))
         }
         let outcome = try await f.store.append(records, kind: .event, env: .prod, receivedAt: 5, incident: nil)
         #expect(outcome.stored == 300)
@@ -58,13 +62,15 @@ import TelemetryModel
         let f = try StoreFixture()
         let batch = (0..<10).map { StoreFixture.event(time: Int64($0), eventId: "e\($0)") }
         let first = try await f.store.append(batch, kind: .event, env: .prod, receivedAt: 0, incident: nil)
-        let again = try await f.store.append(batch + [StoreFixture.event(time: 99, eventId: "new")], kind: .event, env: .prod, receivedAt: 0, incident: nil)
+        let again = try await f.store.append(
+            batch + [StoreFixture.event(time: 99, eventId: "new")], kind: .event, env: .prod, receivedAt: 0, incident: nil)
         #expect(first.stored == 10)
         #expect(again.stored == 1)
         #expect(again.duplicates == 10)
         #expect(again.duplicateIndices == Array(0..<10))
         // The same eventId from another app is a different event.
-        let other = try await f.store.append([StoreFixture.event(app: "com.other", time: 0, eventId: "e0")], kind: .event, env: .prod, receivedAt: 0, incident: nil)
+        let other = try await f.store.append(
+            [StoreFixture.event(app: "com.other", time: 0, eventId: "e0")], kind: .event, env: .prod, receivedAt: 0, incident: nil)
         #expect(other.stored == 1)
         let all = try await f.store.query(RecordQuery(kind: .event, limit: 100))
         #expect(all.records.count == 12)
@@ -77,7 +83,8 @@ import TelemetryModel
             for t in 0..<50 {
                 group.addTask {
                     let batch = (0..<20).map { StoreFixture.event(device: "t\(t)", time: Int64($0)) }
-                    return try await f.store.append(batch, kind: .event, env: t % 2 == 0 ? .prod : .ppe, receivedAt: 0, incident: nil).stored
+                    return try await f.store.append(batch, kind: .event, env: t % 2 == 0 ? .prod : .ppe, receivedAt: 0, incident: nil)
+                        .stored
                 }
             }
             var total = 0
@@ -97,7 +104,9 @@ import TelemetryModel
 
     @Test func keysBlockRoundTrips() throws {
         let keys = [
-            RecordKeys(time: -5, appId: "a", deviceId: "d", sessionId: "s", identity: "u", name: "EnrollmentCall", detail: "enroll", statusCode: 203, durationMs: 12.5, succeeded: false, level: nil, incident: ""),
+            RecordKeys(
+                time: -5, appId: "a", deviceId: "d", sessionId: "s", identity: "u", name: "EnrollmentCall", detail: "enroll",
+                statusCode: 203, durationMs: 12.5, succeeded: false, level: nil, incident: ""),
             RecordKeys(time: 1 << 40, appId: "é", level: .warning, incident: "MAM-2345-6789"),
         ]
         #expect(try KeysBlock.decode(KeysBlock.encode(keys)) == keys)

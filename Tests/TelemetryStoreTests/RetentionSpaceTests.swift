@@ -1,10 +1,11 @@
 import Foundation
-import Metrics
 import GRDB
 import Logging
+import Metrics
 import Synchronization
-import Testing
 import TelemetryModel
+import Testing
+
 @testable import TelemetryStore
 
 /// Retention must give space back to the filesystem (a disk that passed its high-water mark
@@ -76,7 +77,9 @@ import TelemetryModel
         let before = f.store.sizes().prod
         #expect(before > 3 << 20)
 
-        let service = RetentionService(store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), clock: FixedClock(now), metrics: NOOPMetricsHandler.instance)
+        let service = RetentionService(
+            store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), clock: FixedClock(now),
+            metrics: NOOPMetricsHandler.instance)
         let result = try await service.sweep()
         #expect(result[.prod]?.records == 256)
 
@@ -101,7 +104,8 @@ import TelemetryModel
         func sweep(maxBytes: Int64) async throws {
             let limits = RetentionPolicy.Limits(eventsMaxAge: nil, logsMaxAge: nil, verboseLogsMaxAge: nil, maxBytes: maxBytes)
             let service = RetentionService(
-                store: f.store, policy: RetentionPolicy(prod: limits, ppe: limits), logger: Logger(label: "t"), clock: FixedClock(now), metrics: NOOPMetricsHandler.instance)
+                store: f.store, policy: RetentionPolicy(prod: limits, ppe: limits), logger: Logger(label: "t"), clock: FixedClock(now),
+                metrics: NOOPMetricsHandler.instance)
             try await service.sweep()
         }
         func left() async throws -> (events: [Int64], logs: [Int64]) {
@@ -132,7 +136,9 @@ import TelemetryModel
         try await Self.appendBatch(f, nil, firstTime: 0, receivedAt: now - 3)
         try await Self.appendBatch(f, .info, firstTime: 10, receivedAt: now - 2)
         try await Self.appendBatch(f, .verbose, firstTime: 20, env: .ppe, receivedAt: now - 1)
-        let service = RetentionService(store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), clock: FixedClock(now), metrics: NOOPMetricsHandler.instance)
+        let service = RetentionService(
+            store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), clock: FixedClock(now),
+            metrics: NOOPMetricsHandler.instance)
         let store = f.store
         @Sendable func onDisk() -> Int64 { store.sizes().dictionary.values.reduce(0, +) }
         try await service.makeRoom { RetentionService.SpaceNeed(missingBytes: 0, freeBytes: 1 << 30) }
@@ -160,7 +166,8 @@ import TelemetryModel
         let notices = Mutex<[String]>([])
         let record: StoreMaintenanceNotice = { what, _ in notices.withLock { $0.append(what) } }
         do {
-            let store = try SQLiteRecordStore(directory: directory, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance, maintenance: record)
+            let store = try SQLiteRecordStore(
+                directory: directory, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance, maintenance: record)
             let committer = store.committer
             let task = Task { try await committer.run() }
             _ = try await store.append(
@@ -182,7 +189,8 @@ import TelemetryModel
         let converted = try Self.autoVacuumMode(file)
         #expect(converted == 0)
 
-        let reopened = try SQLiteRecordStore(directory: directory, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance, maintenance: record)
+        let reopened = try SQLiteRecordStore(
+            directory: directory, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance, maintenance: record)
         let mode = try Self.autoVacuumMode(file)
         #expect(mode == 2, "opening must convert an existing database once")
         #expect(notices.withLock { $0 }.count == 1, "the rewrite was not announced (systemd would not extend the start timeout)")

@@ -1,8 +1,9 @@
 import Foundation
-import Metrics
 import Logging
-import Testing
+import Metrics
 import TelemetryModel
+import Testing
+
 @testable import TelemetryStore
 
 @Suite struct RetentionTests {
@@ -30,9 +31,11 @@ import TelemetryModel
             Self.log(.error, "third", time: 3), Self.log(.verbose, "token refresh for jane@contoso.com", time: 4),
         ]
         _ = try await f.store.append(records, kind: .log, env: .prod, receivedAt: now - 5 * day, incident: nil)
-        _ = try await f.store.append([Self.log(.verbose, "recent verbose", time: 5)], kind: .log, env: .prod, receivedAt: now, incident: nil)
+        _ = try await f.store.append(
+            [Self.log(.verbose, "recent verbose", time: 5)], kind: .log, env: .prod, receivedAt: now, incident: nil)
         let service = RetentionService(
-            store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), clock: FixedClock(now), metrics: NOOPMetricsHandler.instance)
+            store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), clock: FixedClock(now),
+            metrics: NOOPMetricsHandler.instance)
         let result = try await service.sweep()
         #expect(result[.prod]?.verboseScrubbed == 2)
         let page = try await f.store.query(RecordQuery(kind: .log, limit: 100, order: .asc))
@@ -55,7 +58,9 @@ import TelemetryModel
             [StoreFixture.event(time: 1, eventId: "old")], kind: .event, env: .prod, receivedAt: now - 40 * day, incident: nil)
         _ = try await f.store.append(
             [StoreFixture.event(time: 2, eventId: "new")], kind: .event, env: .prod, receivedAt: now - day, incident: nil)
-        let service = RetentionService(store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), clock: FixedClock(now), metrics: NOOPMetricsHandler.instance)
+        let service = RetentionService(
+            store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), clock: FixedClock(now),
+            metrics: NOOPMetricsHandler.instance)
         let result = try await service.sweep()
         #expect(result[.prod]?.records == 1)
         let left = try await f.store.query(RecordQuery(kind: .event, limit: 10))

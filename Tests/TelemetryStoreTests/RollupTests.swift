@@ -3,8 +3,9 @@ import GRDB
 import Logging
 import Metrics
 import Synchronization
-import Testing
 import TelemetryModel
+import Testing
+
 @testable import TelemetryStore
 
 /// The hourly event rollups agree with the records they summarise: per hour, per window, after
@@ -109,12 +110,16 @@ import TelemetryModel
         return state.withLock { $0 }
     }
 
-    static func bothWays(_ store: SQLiteRecordStore, env: TelemetryEnvironment = .prod, name: String, since: Int64, until: Int64, app: String? = nil)
+    static func bothWays(
+        _ store: SQLiteRecordStore, env: TelemetryEnvironment = .prod, name: String, since: Int64, until: Int64, app: String? = nil
+    )
         async throws -> (rollups: Digest, records: Digest, rollupRows: Int)
     {
         let hours = EventRollupScope.wholeHours(since: since, until: until)
-        let viaRollups = try await digest(store, EventStatsScan(env: env, name: name, since: since, until: until, app: app, rollupHours: hours))
-        let viaRecords = try await digest(store, EventStatsScan(env: env, name: name, since: since, until: until, app: app, rollupHours: nil))
+        let viaRollups = try await digest(
+            store, EventStatsScan(env: env, name: name, since: since, until: until, app: app, rollupHours: hours))
+        let viaRecords = try await digest(
+            store, EventStatsScan(env: env, name: name, since: since, until: until, app: app, rollupHours: nil))
         return (viaRollups.digest, viaRecords.digest, viaRollups.rollupRows)
     }
 
@@ -149,13 +154,19 @@ import TelemetryModel
     @Test func duplicatesAreNotCounted() async throws {
         let f = try StoreFixture()
         let calls = (0..<10).map {
-            Self.event(EventName.enrollmentCall, app: "com.a", detail: "enroll", time: Self.base + Int64($0), eventId: "e\($0)", statusCode: 100, durationMs: 5)
+            Self.event(
+                EventName.enrollmentCall, app: "com.a", detail: "enroll", time: Self.base + Int64($0), eventId: "e\($0)", statusCode: 100,
+                durationMs: 5)
         }
         _ = try await f.store.append(calls, kind: .event, env: .prod, receivedAt: Self.base, incident: nil)
         // A retry of half of them plus two new ones, then the same again in one request.
-        let retry = Array(calls[0..<5]) + (10..<12).map {
-            Self.event(EventName.enrollmentCall, app: "com.a", detail: "enroll", time: Self.base + Int64($0), eventId: "e\($0)", statusCode: 100, durationMs: 5)
-        }
+        let retry =
+            Array(calls[0..<5])
+            + (10..<12).map {
+                Self.event(
+                    EventName.enrollmentCall, app: "com.a", detail: "enroll", time: Self.base + Int64($0), eventId: "e\($0)",
+                    statusCode: 100, durationMs: 5)
+            }
         let outcome = try await f.store.append(retry + retry, kind: .event, env: .prod, receivedAt: Self.base, incident: nil)
         #expect(outcome.stored == 2 && outcome.duplicates == 12)
         let r = try await Self.bothWays(f.store, name: EventName.enrollmentCall, since: Self.base, until: Self.base + Self.hour - 1)
@@ -168,7 +179,9 @@ import TelemetryModel
 
     @Test func ppeRollupsLiveInThePPEDatabaseOnly() async throws {
         let f = try StoreFixture()
-        let launch = { (i: Int) in Self.event(EventName.appLaunch, app: "com.a", detail: "MDM", time: Self.base + Int64(i), eventId: "p\(i)") }
+        let launch = { (i: Int) in
+            Self.event(EventName.appLaunch, app: "com.a", detail: "MDM", time: Self.base + Int64(i), eventId: "p\(i)")
+        }
         // One request for PPE alone, one spanning both environments (staged, then published).
         _ = try await f.store.append((0..<4).map(launch), kind: .event, env: .ppe, receivedAt: Self.base, incident: nil)
         _ = try await f.store.append(
@@ -191,7 +204,8 @@ import TelemetryModel
     @Test func aRebuildFromTheRecordsGivesTheSameRollups() async throws {
         let f = try StoreFixture(configuration: StoreConfiguration(maxBatchRecords: 50))
         var random = Random(state: 7)
-        _ = try await f.store.append(Self.seed(1500, prefix: "r", random: &random), kind: .event, env: .prod, receivedAt: Self.base, incident: nil)
+        _ = try await f.store.append(
+            Self.seed(1500, prefix: "r", random: &random), kind: .event, env: .prod, receivedAt: Self.base, incident: nil)
         let window = (since: Self.base, until: Self.base + 30 * Self.hour - 1)
         let before = try await Self.bothWays(f.store, name: EventName.enrollmentCall, since: window.since, until: window.until)
         #expect(before.rollups == before.records)
@@ -214,7 +228,8 @@ import TelemetryModel
         let day: Int64 = 86_400_000
         let now = Self.base + 100 * day
         let calls = (0..<5).map {
-            Self.event(EventName.enrollmentCall, app: "com.a", detail: "enroll", time: Self.base + Int64($0), eventId: "o\($0)", statusCode: 216)
+            Self.event(
+                EventName.enrollmentCall, app: "com.a", detail: "enroll", time: Self.base + Int64($0), eventId: "o\($0)", statusCode: 216)
         }
         _ = try await f.store.append(calls, kind: .event, env: .prod, receivedAt: Self.base, incident: nil)
         let window = (since: Self.base, until: Self.base + Self.hour - 1)
@@ -238,7 +253,8 @@ import TelemetryModel
     @Test func theMigrationRollsUpExistingRecords() async throws {
         let f = try StoreFixture()
         var random = Random(state: 21)
-        _ = try await f.store.append(Self.seed(500, prefix: "m", random: &random), kind: .event, env: .prod, receivedAt: Self.base, incident: nil)
+        _ = try await f.store.append(
+            Self.seed(500, prefix: "m", random: &random), kind: .event, env: .prod, receivedAt: Self.base, incident: nil)
         let window = (since: Self.base, until: Self.base + 30 * Self.hour - 1)
         let before = try await Self.bothWays(f.store, name: EventName.appLaunch, since: window.since, until: window.until)
         try await f.store.databases[.prod].pool.write { db in

@@ -1,7 +1,8 @@
 import Foundation
-import Metrics
 import Logging
+import Metrics
 import TelemetryModel
+
 @testable import TelemetryStore
 
 /// Wall time pinned at one instant, for retention cut-offs; durations run on the real
@@ -21,7 +22,8 @@ final class StoreFixture: @unchecked Sendable {
 
     init(configuration: StoreConfiguration = .init()) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
-        store = try SQLiteRecordStore(directory: directory, configuration: configuration, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance)
+        store = try SQLiteRecordStore(
+            directory: directory, configuration: configuration, clock: SystemWallClock(), metrics: NOOPMetricsHandler.instance)
         let committer = store.committer
         committerTask = Task { try await committer.run() }
     }
@@ -32,7 +34,10 @@ final class StoreFixture: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    static func event(app: String = "com.app", device: String = "d1", identity: String = "", name: String = "AppLaunch", time: Int64, eventId: String? = nil, statusCode: Int? = nil) -> DecodedRecord {
+    static func event(
+        app: String = "com.app", device: String = "d1", identity: String = "", name: String = "AppLaunch", time: Int64,
+        eventId: String? = nil, statusCode: Int? = nil
+    ) -> DecodedRecord {
         var w = JSONWriter()
         w.beginObject()
         w.field("name", name)

@@ -11,7 +11,8 @@ import NIOHTTP1
 /// owns), as systemd would: no port is picked by binding and closing a socket first, so
 /// two tests can never race for the same one. The port is kept for restarts.
 public final class DaemonProcess: @unchecked Sendable {
-    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
     public static var binary: URL { packageRoot.appendingPathComponent(".build/debug/mamtelemetryd") }
 
     public let dataDirectory: URL
@@ -31,9 +32,11 @@ public final class DaemonProcess: @unchecked Sendable {
     public private(set) var client = DaemonProcess.makeClient()
 
     public static func makeClient() -> HTTPClient {
-        HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
-            timeout: .init(connect: .seconds(5), read: .seconds(60)),
-            connectionPool: .init(idleTimeout: .seconds(5))))
+        HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: .init(
+                timeout: .init(connect: .seconds(5), read: .seconds(60)),
+                connectionPool: .init(idleTimeout: .seconds(5))))
     }
 
     deinit {
@@ -88,7 +91,7 @@ public final class DaemonProcess: @unchecked Sendable {
 
     /// An append-mode descriptor of the log file, for a child's stdout and stderr.
     public func openLog() throws -> FileHandle {
-        if !FileManager.default.fileExists(atPath: logFile.path) { FileManager.default.createFile(atPath: logFile.path, contents: nil) }
+        if !FileManager.default.fileExists(atPath: logFile.path) { _ = FileManager.default.createFile(atPath: logFile.path, contents: nil) }
         let log = try FileHandle(forWritingTo: logFile)
         log.seekToEndOfFile()
         return log
@@ -161,7 +164,9 @@ public final class DaemonProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(at: dataDirectory)
     }
 
-    public func post(_ path: String, body: [UInt8], headers: [(String, String)] = [], method: HTTPMethod = .POST) async throws -> (Int, [UInt8], HTTPHeaders) {
+    public func post(_ path: String, body: [UInt8], headers: [(String, String)] = [], method: HTTPMethod = .POST) async throws -> (
+        Int, [UInt8], HTTPHeaders
+    ) {
         var r = HTTPClientRequest(url: baseURL + path)
         r.method = method
         for (k, v) in headers { r.headers.add(name: k, value: v) }

@@ -1,6 +1,6 @@
 import CLibFuzzer
-import Foundation
 import Compression
+import Foundation
 
 /// libFuzzer entry for request-body decompression: `ContentDecoding.decode` with every
 /// encoding a client may name (deflate goes through zlib-vs-raw detection). Small limits keep
@@ -24,7 +24,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 // command line to libFuzzer's driver, which parses its flags and runs `fuzz`.
 var argc = CommandLine.argc
 var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in
-    guard let data else { return 0 }
-    return fuzz(data, size)
-})
+exit(
+    LLVMFuzzerRunDriver(&argc, &argv) { data, size in
+        guard let data else { return 0 }
+        return fuzz(data, size)
+    })

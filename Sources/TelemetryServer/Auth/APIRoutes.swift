@@ -16,14 +16,6 @@ public struct APIRoutes {
     let accessLog: Logger
     public let table: RouteTable
 
-    init(router: Router<AppRequestContext>, tokens: TokenStore, configuration: AuthConfiguration, accessLog: Logger, table: RouteTable) {
-        self.router = router
-        self.tokens = tokens
-        self.configuration = configuration
-        self.accessLog = accessLog
-        self.table = table
-    }
-
     /// Routes anyone may call (they hold no data).
     func open() -> AccessGroup { group(.open) }
 

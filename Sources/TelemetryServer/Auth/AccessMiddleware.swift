@@ -16,7 +16,9 @@ struct AccessMiddleware: RouterMiddleware {
     let configuration: AuthConfiguration
     let accessLog: Logger
 
-    func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws
+        -> Response
+    {
         var context = context
         if !configuration.enabled {
             context.principal = AuthConfiguration.localDevelopmentPrincipal
@@ -37,7 +39,9 @@ struct AccessMiddleware: RouterMiddleware {
             if let scope, !token.allows(scope) {
                 throw APIError(
                     .forbidden, code: "insufficient_scope",
-                    message: "token '\(token.name)' lacks the '\(scope.rawValue)' scope this route needs (it has: \(token.scopes.map(\.rawValue).sorted().joined(separator: ", ")))")
+                    message:
+                        "token '\(token.name)' lacks the '\(scope.rawValue)' scope this route needs (it has: \(token.scopes.map(\.rawValue).sorted().joined(separator: ", ")))"
+                )
             }
             context.principal = token
         }

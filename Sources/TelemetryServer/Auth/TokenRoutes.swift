@@ -20,7 +20,9 @@ struct TokenRoutes: Sendable {
         admin.post("/v1/tokens") { request, _ in
             let body = try await request.body.collect(upTo: 64 * 1024)
             guard let create = try? JSONDecoder().decode(Create.self, from: Data(buffer: body)) else {
-                throw APIError.badRequest("invalid_body", "body must be {\"name\": string, \"scopes\": [\"ingest\"|\"read\"|\"bundle\"|\"pii\"|\"admin\"], \"apps\": [app ids]}")
+                throw APIError.badRequest(
+                    "invalid_body",
+                    "body must be {\"name\": string, \"scopes\": [\"ingest\"|\"read\"|\"bundle\"|\"pii\"|\"admin\"], \"apps\": [app ids]}")
             }
             var scopes = Set<Scope>()
             for s in create.scopes {
@@ -32,7 +34,8 @@ struct TokenRoutes: Sendable {
             guard !scopes.isEmpty, !create.name.isEmpty, create.name.count <= 100 else {
                 throw APIError.badRequest("invalid_body", "a token needs a name (1-100 characters) and at least one scope")
             }
-            let (token, secret) = try await tokens.create(name: create.name, scopes: scopes, apps: create.apps ?? [], now: clock.nowMilliseconds())
+            let (token, secret) = try await tokens.create(
+                name: create.name, scopes: scopes, apps: create.apps ?? [], now: clock.nowMilliseconds())
             return try Response.json(Created(token: secret, info: token), status: .created)
         }
         admin.get("/v1/tokens") { _, _ in try Response.json(["tokens": tokens.list()]) }

@@ -24,23 +24,26 @@ enum CompletionScript {
 
                 """
         case "zsh":
-            let specs = flags.map { flag -> String in
-                switch flag {
-                case "--config": return "    '--config[YAML configuration file]:file:_files'"
-                case "--data-dir": return "    '--data-dir[state directory]:directory:_files -/'"
-                default: return "    '\(flag)[configuration key]:value: '"
-                }
-            } + commands.map { "    '\($0)'" }
+            let specs =
+                flags.map { flag -> String in
+                    switch flag {
+                    case "--config": return "    '--config[YAML configuration file]:file:_files'"
+                    case "--data-dir": return "    '--data-dir[state directory]:directory:_files -/'"
+                    default: return "    '\(flag)[configuration key]:value: '"
+                    }
+                } + commands.map { "    '\($0)'" }
             return "#compdef mamtelemetryd\n_arguments \\\n" + specs.joined(separator: " \\\n") + "\n"
         case "fish":
-            let lines = flags.map { flag -> String in
-                let name = flag.dropFirst(2)
-                switch flag {
-                case "--config": return "complete -c mamtelemetryd -l \(name) -r -F -d 'YAML configuration file'"
-                case "--data-dir": return "complete -c mamtelemetryd -l \(name) -r -a '(__fish_complete_directories)' -d 'state directory'"
-                default: return "complete -c mamtelemetryd -l \(name) -r -f"
-                }
-            } + commands.map { "complete -c mamtelemetryd -l \($0.dropFirst(2)) -f" }
+            let lines =
+                flags.map { flag -> String in
+                    let name = flag.dropFirst(2)
+                    switch flag {
+                    case "--config": return "complete -c mamtelemetryd -l \(name) -r -F -d 'YAML configuration file'"
+                    case "--data-dir":
+                        return "complete -c mamtelemetryd -l \(name) -r -a '(__fish_complete_directories)' -d 'state directory'"
+                    default: return "complete -c mamtelemetryd -l \(name) -r -f"
+                    }
+                } + commands.map { "complete -c mamtelemetryd -l \($0.dropFirst(2)) -f" }
             return "# fish completion for mamtelemetryd\n" + lines.joined(separator: "\n") + "\n"
         default:
             return nil

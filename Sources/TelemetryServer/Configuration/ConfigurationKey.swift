@@ -1,5 +1,5 @@
-import TelemetryStore
 import TelemetryModel
+import TelemetryStore
 
 /// Every configuration key, and whether a running daemon applies a change to it on reload
 /// or only at the next start. `ReloadService` compares the file it re-read with what is in

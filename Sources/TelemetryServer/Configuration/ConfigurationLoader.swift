@@ -1,8 +1,8 @@
 import Configuration
-import SystemPackage
 import Foundation
-import Systemd
 import Logging
+import SystemPackage
+import Systemd
 import TelemetryModel
 
 /// Reads the configuration from, highest priority first: command-line flags
@@ -60,10 +60,12 @@ public enum ConfigurationLoader {
         c.store.maxBatchRecords = try bounded(config, "store.maxBatchRecords", c.store.maxBatchRecords, 1...1_000_000)
 
         c.maxBodyBytes = try bounded(config, "limits.maxBodyBytes", c.maxBodyBytes, 1024...(1 << 30))
-        c.inflateLimits.maxOutputBytes = try bounded(config, "limits.maxDecompressedBytes", c.inflateLimits.maxOutputBytes, 1024...(4 << 30))
+        c.inflateLimits.maxOutputBytes = try bounded(
+            config, "limits.maxDecompressedBytes", c.inflateLimits.maxOutputBytes, 1024...(4 << 30))
         c.inflateLimits.maxRatio = try bounded(config, "limits.maxCompressionRatio", c.inflateLimits.maxRatio, 2...100_000)
         c.decodeLimits.maxLineBytes = try bounded(config, "limits.maxLineBytes", c.decodeLimits.maxLineBytes, 64...(16 << 20))
-        c.decodeLimits.maxRecordsPerRequest = try bounded(config, "limits.maxRecordsPerRequest", c.decodeLimits.maxRecordsPerRequest, 1...10_000_000)
+        c.decodeLimits.maxRecordsPerRequest = try bounded(
+            config, "limits.maxRecordsPerRequest", c.decodeLimits.maxRecordsPerRequest, 1...10_000_000)
         c.decodeLimits.maxDepth = try bounded(config, "limits.maxDepth", c.decodeLimits.maxDepth, 1...512)
         c.decodeLimits.maxFields = try bounded(config, "limits.maxFields", c.decodeLimits.maxFields, 1...100_000)
         c.decodeLimits.maxStringBytes = try bounded(config, "limits.maxStringBytes", c.decodeLimits.maxStringBytes, 16...(16 << 20))

@@ -25,7 +25,8 @@ struct AppBinding {
                 if caller.mayPost(forApp: r.keys.appId) {
                     kept[kind, default: []].append(r)
                 } else {
-                    refused.append(LineError(line: r.line, error: "token '\(caller.name)' may not post for app '\(r.keys.appId)' (bound to \(bound))"))
+                    refused.append(
+                        LineError(line: r.line, error: "token '\(caller.name)' may not post for app '\(r.keys.appId)' (bound to \(bound))"))
                 }
             }
         }

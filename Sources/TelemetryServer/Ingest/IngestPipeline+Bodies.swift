@@ -10,7 +10,9 @@ extension IngestPipeline {
     /// Undoes the body's Content-Encoding within the decompression limits, reserving every
     /// decompressed byte in the request's in-flight budget as it is produced; each refusal
     /// names its limit.
-    func decodeContent(_ wire: [UInt8], contentEncoding: String?, route: String, budget: InFlightReservation) throws(IngestRefusal) -> [UInt8] {
+    func decodeContent(_ wire: [UInt8], contentEncoding: String?, route: String, budget: InFlightReservation) throws(IngestRefusal)
+        -> [UInt8]
+    {
         let decoded: [UInt8]
         do {
             decoded = try ContentDecoding.decode(

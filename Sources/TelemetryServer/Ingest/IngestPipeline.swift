@@ -30,7 +30,8 @@ struct IngestPipeline: Sendable {
     func store(_ batch: IngestBatch, caller: Token?) async throws(IngestRefusal) -> IngestResult {
         guard let caller else { throw .unauthenticated }
         let userInitiated = batch.upload != nil
-        var (records, rejected) = try AppBinding(caller: caller).apply(batch.records, rejected: batch.rejected, uploadApp: batch.upload?.appId)
+        var (records, rejected) = try AppBinding(caller: caller).apply(
+            batch.records, rejected: batch.rejected, uploadApp: batch.upload?.appId)
         if !userInitiated { try rateLimiter.take(records.values.reduce(0) { $0 + $1.count }, token: caller) }
 
         var privacy = PrivacyRouting(registry: registry)

@@ -51,7 +51,8 @@ final class TokenRateLimiter: Sendable {
         }
         if let wait {
             Counter(label: MetricName.ingestRefused.rawValue, dimensions: [("reason", "token_rate_limit")], factory: factory).increment()
-            throw .rateLimited(token: token.name, recordsPerSecond: Int(recordsPerSecond), retryAfterSeconds: max(1, Int(wait.rounded(.up))))
+            throw .rateLimited(
+                token: token.name, recordsPerSecond: Int(recordsPerSecond), retryAfterSeconds: max(1, Int(wait.rounded(.up))))
         }
     }
 }

@@ -46,15 +46,19 @@ struct DomainMetrics: Sendable {
     func collect(_ k: RecordKeys, env: TelemetryEnvironment, counts: inout [Series: Int], durations: inout [Series: [Double]]) {
         switch k.name {
         case EventName.appLaunch:
-            counts[Series(MetricName.appLaunches.rawValue, [("management_type", managementTypes.label(k.detail)), ("env", env.rawValue)]), default: 0] += 1
+            counts[
+                Series(MetricName.appLaunches.rawValue, [("management_type", managementTypes.label(k.detail)), ("env", env.rawValue)]),
+                default: 0] += 1
         case EventName.enrollmentCall:
             let operation = operations.label(k.detail)
             let (code, name) = Self.statusLabels(k.statusCode)
             let series = Series(
-                MetricName.enrollmentCalls.rawValue, [("operation", operation), ("status_code", code), ("status_name", name), ("env", env.rawValue)])
+                MetricName.enrollmentCalls.rawValue,
+                [("operation", operation), ("status_code", code), ("status_name", name), ("env", env.rawValue)])
             counts[series, default: 0] += 1
             if let ms = k.durationMs, ms.isFinite, ms >= 0 {
-                durations[Series(MetricName.enrollmentDuration.rawValue, [("operation", operation), ("env", env.rawValue)]), default: []].append(ms / 1000)
+                durations[Series(MetricName.enrollmentDuration.rawValue, [("operation", operation), ("env", env.rawValue)]), default: []]
+                    .append(ms / 1000)
             }
         case EventName.intuneAction:
             counts[Series(MetricName.intuneActions.rawValue, [("action", actions.label(k.detail)), ("env", env.rawValue)]), default: 0] += 1

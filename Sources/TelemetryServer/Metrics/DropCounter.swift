@@ -27,7 +27,8 @@ struct DropCounter: Sendable {
         for (app, n) in byApp { series[appLabels.label(app), default: 0] += n }
         for (app, n) in series where n > 0 {
             Counter(
-                label: MetricName.recordsDropped.rawValue, dimensions: [("kind", kind.rawValue), ("reason", reason.rawValue), ("app", app)],
+                label: MetricName.recordsDropped.rawValue,
+                dimensions: [("kind", kind.rawValue), ("reason", reason.rawValue), ("app", app)],
                 factory: factory
             ).increment(by: n)
         }
@@ -38,7 +39,8 @@ struct DropCounter: Sendable {
     /// so these are counted without one.
     func rejected(_ n: Int, kind: RecordKind, reason: String, receivedAt: Int64) {
         guard n > 0 else { return }
-        Counter(label: MetricName.recordsRejected.rawValue, dimensions: [("kind", kind.rawValue), ("reason", reason)], factory: factory).increment(by: n)
+        Counter(label: MetricName.recordsRejected.rawValue, dimensions: [("kind", kind.rawValue), ("reason", reason)], factory: factory)
+            .increment(by: n)
         ledger.add(.rejected, reason: reason, kind: kind, byApp: ["": n], receivedAt: receivedAt)
     }
 }

@@ -1,5 +1,5 @@
-import Systemd
 import Logging
+import Systemd
 import TelemetryStore
 
 /// The daemon's log lines for the disk guard's refusal starting and ending, under the
@@ -13,9 +13,11 @@ struct DiskTransitionLog: Sendable {
         case .refusing(let status, let highWater):
             logger.error(
                 "storage high-water: refusing ingest until space returns",
-                metadata: .messageID(.storageHighWater, [
-                    "freeBytes": "\(status.freeBytes)", "highWaterBytes": "\(highWater)", "dataDir": "\(dataDirectory)",
-                ]))
+                metadata: .messageID(
+                    .storageHighWater,
+                    [
+                        "freeBytes": "\(status.freeBytes)", "highWaterBytes": "\(highWater)", "dataDir": "\(dataDirectory)",
+                    ]))
         case .resumed(let status):
             logger.notice(
                 "storage back above high-water: ingest accepted again",

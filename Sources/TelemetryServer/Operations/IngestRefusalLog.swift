@@ -1,6 +1,6 @@
-import Systemd
 import Logging
 import Synchronization
+import Systemd
 import TelemetryModel
 
 /// Logs ingest refusals (429, 503, 507) under the `ingestRefused` `MESSAGE_ID`, at most once

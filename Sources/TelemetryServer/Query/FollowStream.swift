@@ -21,10 +21,12 @@ struct FollowStream: Sendable {
         headers[.contentType] = serverSentEvents ? "text/event-stream" : "application/x-ndjson"
         headers[.cacheControl] = "no-cache"
         let this = self
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            try await this.stream(to: &writer)
-            try await writer.finish(nil)
-        })
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                try await this.stream(to: &writer)
+                try await writer.finish(nil)
+            })
     }
 
     enum Wake: Sendable {
@@ -46,38 +48,38 @@ struct FollowStream: Sendable {
         let (wakes, wake) = AsyncStream<Wake>.makeStream(bufferingPolicy: .bufferingNewest(8))
         // On daemon shutdown the wake stream ends, and with it the response body.
         try await withGracefulShutdownHandler {
-          try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await notice in commits { wake.yield(.commit(notice)) }
-                wake.finish()
-            }
-            group.addTask {
-                while !Task.isCancelled {
-                    try await Task.sleep(for: heartbeat)
-                    wake.yield(.tick)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await notice in commits { wake.yield(.commit(notice)) }
+                    wake.finish()
+                }
+                group.addTask {
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: heartbeat)
+                        wake.yield(.tick)
+                    }
+                }
+                defer { group.cancelAll() }
+                for await event in wakes {
+                    switch event {
+                    case .tick:
+                        try await writer.write(ByteBuffer(string: serverSentEvents ? ": keep-alive\n\n" : "\n"))
+                    case .commit(let notice):
+                        guard notice.env == query.env, notice.kinds.contains(query.kind), notice.lastId > lastSeen else { continue }
+                        var next = query
+                        next.order = .asc
+                        next.limit = 1000
+                        repeat {
+                            next.after = lastSeen
+                            let page = try await store.query(next)
+                            try await write(page.records, to: &writer)
+                            if let last = page.records.last { lastSeen = last.id }
+                            if page.nextAfter == nil { break }
+                        } while true
+                        lastSeen = max(lastSeen, notice.lastId)
+                    }
                 }
             }
-            defer { group.cancelAll() }
-            for await event in wakes {
-                switch event {
-                case .tick:
-                    try await writer.write(ByteBuffer(string: serverSentEvents ? ": keep-alive\n\n" : "\n"))
-                case .commit(let notice):
-                    guard notice.env == query.env, notice.kinds.contains(query.kind), notice.lastId > lastSeen else { continue }
-                    var next = query
-                    next.order = .asc
-                    next.limit = 1000
-                    repeat {
-                        next.after = lastSeen
-                        let page = try await store.query(next)
-                        try await write(page.records, to: &writer)
-                        if let last = page.records.last { lastSeen = last.id }
-                        if page.nextAfter == nil { break }
-                    } while true
-                    lastSeen = max(lastSeen, notice.lastId)
-                }
-            }
-          }
         } onGracefulShutdown: {
             wake.finish()
         }

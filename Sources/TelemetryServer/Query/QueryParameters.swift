@@ -1,9 +1,9 @@
 import Bundles
 import Foundation
 import Hummingbird
+import Privacy
 import TelemetryModel
 import TelemetryStore
-import Privacy
 
 /// Turns `GET /v1/events` / `GET /v1/logs` query parameters into a `RecordQuery`,
 /// refusing anything malformed with a 400 that names the parameter. The query carries the
@@ -105,7 +105,8 @@ enum Cursor {
         }
         guard parts[1] == q.kind.rawValue, parts[2] == q.env.rawValue, parts[3] == q.order.rawValue else {
             throw APIError.badRequest(
-                "invalid_cursor", "cursor was issued for \(parts[1]) in \(parts[2]) order \(parts[3]); repeat the query with the same kind, env and order")
+                "invalid_cursor",
+                "cursor was issued for \(parts[1]) in \(parts[2]) order \(parts[3]); repeat the query with the same kind, env and order")
         }
         return id
     }

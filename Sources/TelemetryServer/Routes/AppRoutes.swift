@@ -21,14 +21,17 @@ struct AppRoutes: Sendable {
         admin.get("/v1/apps") { _, _ in try Response.json(["apps": registry.all()]) }
         admin.put("/v1/apps/{appId}") { request, context in
             let appId = context.parameters.get("appId") ?? ""
-            guard !appId.isEmpty, appId.count <= 255 else { throw APIError.badRequest("invalid_parameter", "appId must be 1-255 characters") }
+            guard !appId.isEmpty, appId.count <= 255 else {
+                throw APIError.badRequest("invalid_parameter", "appId must be 1-255 characters")
+            }
             let body = try await request.body.collect(upTo: 64 * 1024)
             let reg: Registration
             do {
                 reg = try JSONDecoder().decode(Registration.self, from: Data(buffer: body))
             } catch {
                 throw APIError.badRequest(
-                    "invalid_body", "body must be {\"telemetryDisabled\": bool, \"usePPE\": bool, \"verboseLogging\": bool, \"source\": string}")
+                    "invalid_body",
+                    "body must be {\"telemetryDisabled\": bool, \"usePPE\": bool, \"verboseLogging\": bool, \"source\": string}")
             }
             let entry = try await registry.register(
                 appId: appId,

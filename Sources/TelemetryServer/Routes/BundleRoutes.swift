@@ -1,11 +1,11 @@
+import Archive
 import Bundles
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Privacy
 import TelemetryModel
 import TelemetryStore
-import Privacy
-import Archive
 
 /// `GET /v1/bundles` and `GET /v1/incidents/{id}/bundle`: a diagnostic archive
 /// streamed to the client while it is built.
@@ -40,7 +40,8 @@ struct BundleRoutes: Sendable {
         func time(_ name: String) throws -> Int64? {
             guard let raw = value(name) else { return nil }
             guard let ms = TimeExpression.parse(raw, now: now) else {
-                throw APIError.badRequest("invalid_parameter", "'\(name)' must be RFC 3339, epoch ms or a relative time like -2h; got '\(raw)'")
+                throw APIError.badRequest(
+                    "invalid_parameter", "'\(name)' must be RFC 3339, epoch ms or a relative time like -2h; got '\(raw)'")
             }
             return ms
         }
@@ -80,12 +81,14 @@ struct BundleRoutes: Sendable {
         headers[.contentType] = format.contentType
         headers[.contentDisposition] = "attachment; filename=\"\(prepared.fileName)\""
         headers[.cacheControl] = "no-store"
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            var sink = ResponseBodySink(writer: writer)
-            try await builder.write(prepared, to: &sink)
-            writer = sink.writer
-            try await writer.finish(nil)
-        })
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                var sink = ResponseBodySink(writer: writer)
+                try await builder.write(prepared, to: &sink)
+                writer = sink.writer
+                try await writer.finish(nil)
+            })
     }
 }
 

@@ -44,7 +44,9 @@ struct ConsoleRoutes: Sendable {
         headers[.eTag] = asset.etag
         // Revalidate every time: a daemon upgrade must never run a stale console.
         headers[.cacheControl] = "no-cache"
-        if request.headers[.ifNoneMatch]?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == asset.etag }) == true {
+        if request.headers[.ifNoneMatch]?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == asset.etag })
+            == true
+        {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = asset.contentType

@@ -33,7 +33,8 @@ extension IngestRefusal {
         case .invalidUpload(let detail):
             return .badRequest("invalid_upload", detail)
         case .appNotAllowed(let token, let apps):
-            return APIError(.forbidden, code: "app_not_allowed", message: "token '\(token)' may only post for \(apps.joined(separator: ", "))")
+            return APIError(
+                .forbidden, code: "app_not_allowed", message: "token '\(token)' may only post for \(apps.joined(separator: ", "))")
         case .rateLimited(let token, let rate, let wait):
             return APIError(
                 .tooManyRequests, code: "rate_limited",

@@ -2,822 +2,822 @@
 /// The OpenAPI 3 description of the whole HTTP API, served at `GET /openapi.yaml`.
 enum OpenAPIDocument {
     static let yaml = #"""
-openapi: 3.0.3
-info:
-  title: mamtelemetryd
-  version: 0.1.0
-  description: |
-    Collects MAM SDK telemetry events and diagnostic logs, stores them durably
-    (a 2xx answer means the data survives a crash), mirrors logs into the systemd
-    journal, and answers queries, stats and diagnostic bundles.
-    Query parameters: an empty value (`?env=`) is the same as leaving the parameter out.
-    Retry semantics (1DS collector convention): 2xx accepted; 408, 429 and 503 (with
-    Retry-After) mean retry later; other 4xx mean do not retry.
-servers:
-  - url: http://127.0.0.1:8470
-security:
-  - bearer: []
-tags:
-  - name: ingest
-  - name: query
-  - name: bundles
-  - name: stats
-  - name: admin
-  - name: health
-  - name: console
-paths:
-  /v1/telemetry:
-    post:
-      tags: [ingest]
-      summary: Ingest telemetry events (NDJSON or JSON array)
-      description: Needs the `ingest` scope (Bearer token or X-APIKey). Valid lines are stored, invalid ones reported by line.
-      security: [{bearer: []}, {apiKey: []}]
-      parameters:
-        - $ref: '#/components/parameters/ContentEncoding'
-      requestBody:
-        required: true
-        content:
-          application/x-ndjson:
-            schema: {type: string}
-          application/x-json-stream:
-            schema: {type: string}
-          application/json:
-            schema:
-              type: array
-              items: {$ref: '#/components/schemas/TelemetryEvent'}
-      responses:
-        '200': {$ref: '#/components/responses/Ingested'}
-        '400': {$ref: '#/components/responses/RejectedBody'}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-        '413': {$ref: '#/components/responses/Error'}
-        '415': {$ref: '#/components/responses/Error'}
-        '503': {$ref: '#/components/responses/RetryLater'}
-        '507': {$ref: '#/components/responses/RetryLater'}
-  /v1/logs:
-    post:
-      tags: [ingest]
-      summary: Ingest diagnostic log records (NDJSON, JSON array, console-export text, or OTLP/HTTP)
-      description: |
-        OpenTelemetry exporters post here too (`OTEL_EXPORTER_OTLP_ENDPOINT=<base URL>`): an OTLP
-        ExportLogsServiceRequest as `application/x-protobuf`, or as `application/json` (an object
-        with `resourceLogs`). Those requests are answered the OTLP/HTTP way, in their own encoding:
-        200 with an ExportLogsServiceResponse (`partialSuccess` when records were rejected or
-        dropped), refusals as a google.rpc.Status, and 503 rather than 507 when storage is full.
-      security: [{bearer: []}, {apiKey: []}]
-      parameters:
-        - $ref: '#/components/parameters/ContentEncoding'
-        - {name: app, in: query, allowEmptyValue: true, schema: {type: string}, description: 'App id for records and text lines that carry none'}
-        - {name: device, in: query, allowEmptyValue: true, schema: {type: string}}
-        - {name: session, in: query, allowEmptyValue: true, schema: {type: string}}
-      requestBody:
-        required: true
-        content:
-          application/x-ndjson:
-            schema: {type: string}
-          application/json:
-            schema:
-              oneOf:
-                - type: array
-                  items: {$ref: '#/components/schemas/LogRecord'}
-                - {$ref: '#/components/schemas/OTLPExportLogsRequest'}
-          application/x-protobuf:
-            schema: {type: string, format: binary, description: 'An OTLP ExportLogsServiceRequest (opentelemetry-proto v1.11.0)'}
-          text/plain:
-            schema: {type: string}
-      responses:
-        '200': {$ref: '#/components/responses/LogsIngested'}
-        '400': {$ref: '#/components/responses/ErrorOrStatus'}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/ErrorOrStatus'}
-        '413': {$ref: '#/components/responses/ErrorOrStatus'}
-        '415': {$ref: '#/components/responses/ErrorOrStatus'}
-        '429': {$ref: '#/components/responses/RetryLaterOrStatus'}
-        '503': {$ref: '#/components/responses/RetryLaterOrStatus'}
-        '507': {$ref: '#/components/responses/RetryLater'}
-    get:
-      tags: [query]
-      summary: Query or follow diagnostic logs
-      parameters:
-        - $ref: '#/components/parameters/Env'
-        - $ref: '#/components/parameters/App'
-        - $ref: '#/components/parameters/Device'
-        - $ref: '#/components/parameters/Identity'
-        - $ref: '#/components/parameters/Session'
-        - {name: level, in: query, allowEmptyValue: true, schema: {type: string, enum: [verbose, info, warning, error]}, description: Minimum level}
-        - $ref: '#/components/parameters/Incident'
-        - $ref: '#/components/parameters/Since'
-        - $ref: '#/components/parameters/Until'
-        - $ref: '#/components/parameters/Contains'
-        - $ref: '#/components/parameters/Limit'
-        - $ref: '#/components/parameters/Cursor'
-        - $ref: '#/components/parameters/Order'
-        - $ref: '#/components/parameters/Follow'
-      responses:
-        '200':
-          description: A page of log records (or, with follow=true, a stream)
-          content:
-            application/json:
-              schema:
-                type: object
-                required: [logs, nextCursor]
-                properties:
-                  logs: {type: array, items: {$ref: '#/components/schemas/StoredRecord'}}
-                  nextCursor: {type: string, nullable: true}
-            application/x-ndjson:
-              schema: {type: string}
-            text/event-stream:
-              schema: {type: string}
-        '400': {$ref: '#/components/responses/Error'}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-  /v1/diagnostics:
-    post:
-      tags: [ingest]
-      summary: A user-initiated diagnostic upload; answers an incident id
-      security: [{bearer: []}, {apiKey: []}]
-      requestBody:
-        required: true
-        content:
-          application/json:
-            schema: {$ref: '#/components/schemas/DiagnosticUpload'}
-      responses:
-        '201': {$ref: '#/components/responses/Ingested'}
-        '400': {$ref: '#/components/responses/Error'}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-        '413': {$ref: '#/components/responses/Error'}
-        '415': {$ref: '#/components/responses/Error'}
-        '503': {$ref: '#/components/responses/RetryLater'}
-        '507': {$ref: '#/components/responses/RetryLater'}
-  /v1/events:
-    get:
-      tags: [query]
-      summary: Query telemetry events
-      parameters:
-        - $ref: '#/components/parameters/Env'
-        - $ref: '#/components/parameters/App'
-        - $ref: '#/components/parameters/Device'
-        - $ref: '#/components/parameters/Identity'
-        - $ref: '#/components/parameters/Session'
-        - {name: name, in: query, allowEmptyValue: true, schema: {type: string}, description: Event name}
-        - {name: statusCode, in: query, allowEmptyValue: true, schema: {type: integer}}
-        - $ref: '#/components/parameters/Incident'
-        - $ref: '#/components/parameters/Since'
-        - $ref: '#/components/parameters/Until'
-        - $ref: '#/components/parameters/Contains'
-        - $ref: '#/components/parameters/Limit'
-        - $ref: '#/components/parameters/Cursor'
-        - $ref: '#/components/parameters/Order'
-        - $ref: '#/components/parameters/Follow'
-      responses:
-        '200':
-          description: A page of events (or, with follow=true, a stream)
-          content:
-            application/json:
-              schema:
-                type: object
-                required: [events, nextCursor]
-                properties:
-                  events: {type: array, items: {$ref: '#/components/schemas/StoredRecord'}}
-                  nextCursor: {type: string, nullable: true}
-            application/x-ndjson:
-              schema: {type: string}
-            text/event-stream:
-              schema: {type: string}
-        '400': {$ref: '#/components/responses/Error'}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-  /v1/incidents/{id}:
-    get:
-      tags: [query]
-      summary: An incident's metadata and record counts
-      parameters:
-        - {name: id, in: path, required: true, schema: {type: string}}
-      responses:
-        '200':
-          description: The incident
-          content:
-            application/json:
-              schema: {$ref: '#/components/schemas/Incident'}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-        '404': {$ref: '#/components/responses/Error'}
-  /v1/incidents/{id}/bundle:
-    get:
-      tags: [bundles]
-      summary: The diagnostic bundle of an incident
-      parameters:
-        - {name: id, in: path, required: true, schema: {type: string}}
-        - {name: format, in: query, allowEmptyValue: true, schema: {type: string, enum: [zip, tar.gz]}}
-        - $ref: '#/components/parameters/Since'
-        - $ref: '#/components/parameters/Until'
-      responses:
-        '200': {$ref: '#/components/responses/Bundle'}
-        '400': {$ref: '#/components/responses/Error'}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-        '404': {$ref: '#/components/responses/Error'}
-  /v1/bundles:
-    get:
-      tags: [bundles]
-      summary: A diagnostic bundle for a device, identity, app, session or incident
-      parameters:
-        - $ref: '#/components/parameters/Incident'
-        - $ref: '#/components/parameters/Device'
-        - $ref: '#/components/parameters/Identity'
-        - $ref: '#/components/parameters/App'
-        - $ref: '#/components/parameters/Session'
-        - $ref: '#/components/parameters/Env'
-        - $ref: '#/components/parameters/Since'
-        - $ref: '#/components/parameters/Until'
-        - {name: format, in: query, allowEmptyValue: true, schema: {type: string, enum: [zip, tar.gz]}}
-      responses:
-        '200': {$ref: '#/components/responses/Bundle'}
-        '400': {$ref: '#/components/responses/Error'}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-        '404': {$ref: '#/components/responses/Error'}
-  /v1/stats/enrollment:
-    get:
-      tags: [stats]
-      summary: Enrollment success rate, latency percentiles and failing status codes
-      parameters: &eventStatsParameters
-        - $ref: '#/components/parameters/Env'
-        - $ref: '#/components/parameters/App'
-        - $ref: '#/components/parameters/Since'
-        - $ref: '#/components/parameters/Until'
-        - {name: interval, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Bucket width such as 15m, 1h or 1d'}
-        - {name: source, in: query, allowEmptyValue: true, schema: {type: string, enum: [rollups, records]},
-           description: 'rollups (default) answers whole hours from the hourly rollups when the interval is whole hours; records reads every record (same answer while the records are kept, slower)'}
-      responses: &statsResponses
-        '200':
-          description: Buckets of aggregates
-          content:
-            application/json:
-              schema: {type: object}
-        '400': {$ref: '#/components/responses/Error'}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-  /v1/stats/launches:
-    get:
-      tags: [stats]
-      summary: App launches by management type
-      parameters: *eventStatsParameters
-      responses: *statsResponses
-  /v1/stats/actions:
-    get:
-      tags: [stats]
-      summary: Intune actions by kind
-      parameters: *eventStatsParameters
-      responses: *statsResponses
-  /v1/stats/drops:
-    get:
-      tags: [stats]
-      summary: Records dropped and rejected by reason, kind and app (hourly counts that survive restarts)
-      parameters:
-        - $ref: '#/components/parameters/Env'
-        - $ref: '#/components/parameters/App'
-        - $ref: '#/components/parameters/Since'
-        - $ref: '#/components/parameters/Until'
-        - {name: interval, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Bucket width such as 15m, 1h or 1d'}
-      responses: *statsResponses
-  /v1/stats/rollups/rebuild:
-    post:
-      tags: [admin]
-      summary: Recompute the hourly event rollups from the stored records (counts of records retention removed are not recoverable)
-      parameters:
-        - {name: env, in: query, allowEmptyValue: true, schema: {type: string, enum: [prod, ppe]}, description: 'Only this environment (default both)'}
-      responses:
-        '200':
-          description: What was rebuilt per environment
-          content:
-            application/json:
-              schema:
-                type: object
-                properties:
-                  rebuilt:
-                    type: object
-                    additionalProperties:
+        openapi: 3.0.3
+        info:
+          title: mamtelemetryd
+          version: 0.1.0
+          description: |
+            Collects MAM SDK telemetry events and diagnostic logs, stores them durably
+            (a 2xx answer means the data survives a crash), mirrors logs into the systemd
+            journal, and answers queries, stats and diagnostic bundles.
+            Query parameters: an empty value (`?env=`) is the same as leaving the parameter out.
+            Retry semantics (1DS collector convention): 2xx accepted; 408, 429 and 503 (with
+            Retry-After) mean retry later; other 4xx mean do not retry.
+        servers:
+          - url: http://127.0.0.1:8470
+        security:
+          - bearer: []
+        tags:
+          - name: ingest
+          - name: query
+          - name: bundles
+          - name: stats
+          - name: admin
+          - name: health
+          - name: console
+        paths:
+          /v1/telemetry:
+            post:
+              tags: [ingest]
+              summary: Ingest telemetry events (NDJSON or JSON array)
+              description: Needs the `ingest` scope (Bearer token or X-APIKey). Valid lines are stored, invalid ones reported by line.
+              security: [{bearer: []}, {apiKey: []}]
+              parameters:
+                - $ref: '#/components/parameters/ContentEncoding'
+              requestBody:
+                required: true
+                content:
+                  application/x-ndjson:
+                    schema: {type: string}
+                  application/x-json-stream:
+                    schema: {type: string}
+                  application/json:
+                    schema:
+                      type: array
+                      items: {$ref: '#/components/schemas/TelemetryEvent'}
+              responses:
+                '200': {$ref: '#/components/responses/Ingested'}
+                '400': {$ref: '#/components/responses/RejectedBody'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+                '413': {$ref: '#/components/responses/Error'}
+                '415': {$ref: '#/components/responses/Error'}
+                '503': {$ref: '#/components/responses/RetryLater'}
+                '507': {$ref: '#/components/responses/RetryLater'}
+          /v1/logs:
+            post:
+              tags: [ingest]
+              summary: Ingest diagnostic log records (NDJSON, JSON array, console-export text, or OTLP/HTTP)
+              description: |
+                OpenTelemetry exporters post here too (`OTEL_EXPORTER_OTLP_ENDPOINT=<base URL>`): an OTLP
+                ExportLogsServiceRequest as `application/x-protobuf`, or as `application/json` (an object
+                with `resourceLogs`). Those requests are answered the OTLP/HTTP way, in their own encoding:
+                200 with an ExportLogsServiceResponse (`partialSuccess` when records were rejected or
+                dropped), refusals as a google.rpc.Status, and 503 rather than 507 when storage is full.
+              security: [{bearer: []}, {apiKey: []}]
+              parameters:
+                - $ref: '#/components/parameters/ContentEncoding'
+                - {name: app, in: query, allowEmptyValue: true, schema: {type: string}, description: 'App id for records and text lines that carry none'}
+                - {name: device, in: query, allowEmptyValue: true, schema: {type: string}}
+                - {name: session, in: query, allowEmptyValue: true, schema: {type: string}}
+              requestBody:
+                required: true
+                content:
+                  application/x-ndjson:
+                    schema: {type: string}
+                  application/json:
+                    schema:
+                      oneOf:
+                        - type: array
+                          items: {$ref: '#/components/schemas/LogRecord'}
+                        - {$ref: '#/components/schemas/OTLPExportLogsRequest'}
+                  application/x-protobuf:
+                    schema: {type: string, format: binary, description: 'An OTLP ExportLogsServiceRequest (opentelemetry-proto v1.11.0)'}
+                  text/plain:
+                    schema: {type: string}
+              responses:
+                '200': {$ref: '#/components/responses/LogsIngested'}
+                '400': {$ref: '#/components/responses/ErrorOrStatus'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/ErrorOrStatus'}
+                '413': {$ref: '#/components/responses/ErrorOrStatus'}
+                '415': {$ref: '#/components/responses/ErrorOrStatus'}
+                '429': {$ref: '#/components/responses/RetryLaterOrStatus'}
+                '503': {$ref: '#/components/responses/RetryLaterOrStatus'}
+                '507': {$ref: '#/components/responses/RetryLater'}
+            get:
+              tags: [query]
+              summary: Query or follow diagnostic logs
+              parameters:
+                - $ref: '#/components/parameters/Env'
+                - $ref: '#/components/parameters/App'
+                - $ref: '#/components/parameters/Device'
+                - $ref: '#/components/parameters/Identity'
+                - $ref: '#/components/parameters/Session'
+                - {name: level, in: query, allowEmptyValue: true, schema: {type: string, enum: [verbose, info, warning, error]}, description: Minimum level}
+                - $ref: '#/components/parameters/Incident'
+                - $ref: '#/components/parameters/Since'
+                - $ref: '#/components/parameters/Until'
+                - $ref: '#/components/parameters/Contains'
+                - $ref: '#/components/parameters/Limit'
+                - $ref: '#/components/parameters/Cursor'
+                - $ref: '#/components/parameters/Order'
+                - $ref: '#/components/parameters/Follow'
+              responses:
+                '200':
+                  description: A page of log records (or, with follow=true, a stream)
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [logs, nextCursor]
+                        properties:
+                          logs: {type: array, items: {$ref: '#/components/schemas/StoredRecord'}}
+                          nextCursor: {type: string, nullable: true}
+                    application/x-ndjson:
+                      schema: {type: string}
+                    text/event-stream:
+                      schema: {type: string}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+          /v1/diagnostics:
+            post:
+              tags: [ingest]
+              summary: A user-initiated diagnostic upload; answers an incident id
+              security: [{bearer: []}, {apiKey: []}]
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema: {$ref: '#/components/schemas/DiagnosticUpload'}
+              responses:
+                '201': {$ref: '#/components/responses/Ingested'}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+                '413': {$ref: '#/components/responses/Error'}
+                '415': {$ref: '#/components/responses/Error'}
+                '503': {$ref: '#/components/responses/RetryLater'}
+                '507': {$ref: '#/components/responses/RetryLater'}
+          /v1/events:
+            get:
+              tags: [query]
+              summary: Query telemetry events
+              parameters:
+                - $ref: '#/components/parameters/Env'
+                - $ref: '#/components/parameters/App'
+                - $ref: '#/components/parameters/Device'
+                - $ref: '#/components/parameters/Identity'
+                - $ref: '#/components/parameters/Session'
+                - {name: name, in: query, allowEmptyValue: true, schema: {type: string}, description: Event name}
+                - {name: statusCode, in: query, allowEmptyValue: true, schema: {type: integer}}
+                - $ref: '#/components/parameters/Incident'
+                - $ref: '#/components/parameters/Since'
+                - $ref: '#/components/parameters/Until'
+                - $ref: '#/components/parameters/Contains'
+                - $ref: '#/components/parameters/Limit'
+                - $ref: '#/components/parameters/Cursor'
+                - $ref: '#/components/parameters/Order'
+                - $ref: '#/components/parameters/Follow'
+              responses:
+                '200':
+                  description: A page of events (or, with follow=true, a stream)
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [events, nextCursor]
+                        properties:
+                          events: {type: array, items: {$ref: '#/components/schemas/StoredRecord'}}
+                          nextCursor: {type: string, nullable: true}
+                    application/x-ndjson:
+                      schema: {type: string}
+                    text/event-stream:
+                      schema: {type: string}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+          /v1/incidents/{id}:
+            get:
+              tags: [query]
+              summary: An incident's metadata and record counts
+              parameters:
+                - {name: id, in: path, required: true, schema: {type: string}}
+              responses:
+                '200':
+                  description: The incident
+                  content:
+                    application/json:
+                      schema: {$ref: '#/components/schemas/Incident'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+                '404': {$ref: '#/components/responses/Error'}
+          /v1/incidents/{id}/bundle:
+            get:
+              tags: [bundles]
+              summary: The diagnostic bundle of an incident
+              parameters:
+                - {name: id, in: path, required: true, schema: {type: string}}
+                - {name: format, in: query, allowEmptyValue: true, schema: {type: string, enum: [zip, tar.gz]}}
+                - $ref: '#/components/parameters/Since'
+                - $ref: '#/components/parameters/Until'
+              responses:
+                '200': {$ref: '#/components/responses/Bundle'}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+                '404': {$ref: '#/components/responses/Error'}
+          /v1/bundles:
+            get:
+              tags: [bundles]
+              summary: A diagnostic bundle for a device, identity, app, session or incident
+              parameters:
+                - $ref: '#/components/parameters/Incident'
+                - $ref: '#/components/parameters/Device'
+                - $ref: '#/components/parameters/Identity'
+                - $ref: '#/components/parameters/App'
+                - $ref: '#/components/parameters/Session'
+                - $ref: '#/components/parameters/Env'
+                - $ref: '#/components/parameters/Since'
+                - $ref: '#/components/parameters/Until'
+                - {name: format, in: query, allowEmptyValue: true, schema: {type: string, enum: [zip, tar.gz]}}
+              responses:
+                '200': {$ref: '#/components/responses/Bundle'}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+                '404': {$ref: '#/components/responses/Error'}
+          /v1/stats/enrollment:
+            get:
+              tags: [stats]
+              summary: Enrollment success rate, latency percentiles and failing status codes
+              parameters: &eventStatsParameters
+                - $ref: '#/components/parameters/Env'
+                - $ref: '#/components/parameters/App'
+                - $ref: '#/components/parameters/Since'
+                - $ref: '#/components/parameters/Until'
+                - {name: interval, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Bucket width such as 15m, 1h or 1d'}
+                - {name: source, in: query, allowEmptyValue: true, schema: {type: string, enum: [rollups, records]},
+                   description: 'rollups (default) answers whole hours from the hourly rollups when the interval is whole hours; records reads every record (same answer while the records are kept, slower)'}
+              responses: &statsResponses
+                '200':
+                  description: Buckets of aggregates
+                  content:
+                    application/json:
+                      schema: {type: object}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+          /v1/stats/launches:
+            get:
+              tags: [stats]
+              summary: App launches by management type
+              parameters: *eventStatsParameters
+              responses: *statsResponses
+          /v1/stats/actions:
+            get:
+              tags: [stats]
+              summary: Intune actions by kind
+              parameters: *eventStatsParameters
+              responses: *statsResponses
+          /v1/stats/drops:
+            get:
+              tags: [stats]
+              summary: Records dropped and rejected by reason, kind and app (hourly counts that survive restarts)
+              parameters:
+                - $ref: '#/components/parameters/Env'
+                - $ref: '#/components/parameters/App'
+                - $ref: '#/components/parameters/Since'
+                - $ref: '#/components/parameters/Until'
+                - {name: interval, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Bucket width such as 15m, 1h or 1d'}
+              responses: *statsResponses
+          /v1/stats/rollups/rebuild:
+            post:
+              tags: [admin]
+              summary: Recompute the hourly event rollups from the stored records (counts of records retention removed are not recoverable)
+              parameters:
+                - {name: env, in: query, allowEmptyValue: true, schema: {type: string, enum: [prod, ppe]}, description: 'Only this environment (default both)'}
+              responses:
+                '200':
+                  description: What was rebuilt per environment
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        properties:
+                          rebuilt:
+                            type: object
+                            additionalProperties:
+                              type: object
+                              properties:
+                                records: {type: integer, description: Events rolled up}
+                                countRows: {type: integer}
+                                latencyRows: {type: integer}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+          /v1/apps:
+            get:
+              tags: [admin]
+              summary: The app registry
+              responses:
+                '200':
+                  description: Registered apps
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        properties:
+                          apps: {type: array, items: {$ref: '#/components/schemas/AppEntry'}}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+          /v1/apps/{appId}:
+            put:
+              tags: [admin]
+              summary: Register an app's MAM flags
+              parameters:
+                - {name: appId, in: path, required: true, schema: {type: string, minLength: 1, maxLength: 255}}
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
                       type: object
+                      description: Absent or null flags stay unset (the SDK default applies).
                       properties:
-                        records: {type: integer, description: Events rolled up}
-                        countRows: {type: integer}
-                        latencyRows: {type: integer}
-        '400': {$ref: '#/components/responses/Error'}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-  /v1/apps:
-    get:
-      tags: [admin]
-      summary: The app registry
-      responses:
-        '200':
-          description: Registered apps
-          content:
-            application/json:
-              schema:
-                type: object
-                properties:
-                  apps: {type: array, items: {$ref: '#/components/schemas/AppEntry'}}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-  /v1/apps/{appId}:
-    put:
-      tags: [admin]
-      summary: Register an app's MAM flags
-      parameters:
-        - {name: appId, in: path, required: true, schema: {type: string, minLength: 1, maxLength: 255}}
-      requestBody:
-        required: true
-        content:
-          application/json:
-            schema:
+                        telemetryDisabled: {type: boolean, nullable: true}
+                        usePPE: {type: boolean, nullable: true}
+                        verboseLogging: {type: boolean, nullable: true}
+                        source: {type: string, nullable: true, description: 'Where the flags came from; defaults to "api"'}
+              responses:
+                '200':
+                  description: The registered entry
+                  content:
+                    application/json:
+                      schema: {$ref: '#/components/schemas/AppEntry'}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+            delete:
+              tags: [admin]
+              summary: Remove an app from the registry
+              parameters:
+                - {name: appId, in: path, required: true, schema: {type: string}}
+              responses:
+                '204': {description: Removed}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+                '404': {$ref: '#/components/responses/Error'}
+          /v1/pseudonyms:
+            get:
+              tags: [query]
+              summary: The user-… pseudonym of an identity (needs the pii scope), as queries and bundles show it and the journal's MAM_IDENTITY_HASH carries it
+              parameters:
+                - {name: identity, in: query, required: true, schema: {type: string, minLength: 1}, description: 'UPN, any casing'}
+              responses:
+                '200':
+                  description: The pseudonym
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [identity, pseudonym, journalMatch]
+                        properties:
+                          identity: {type: string}
+                          pseudonym: {type: string}
+                          journalMatch: {type: string}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+          /v1/tokens:
+            get:
+              tags: [admin]
+              summary: List tokens (never their secrets)
+              responses:
+                '200':
+                  description: Tokens
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        properties:
+                          tokens: {type: array, items: {$ref: '#/components/schemas/Token'}}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+            post:
+              tags: [admin]
+              summary: Create a token; its secret is in this answer only
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [name, scopes]
+                      properties:
+                        name: {type: string, minLength: 1, maxLength: 100}
+                        scopes: {type: array, minItems: 1, items: {type: string, enum: [ingest, read, bundle, pii, admin]}}
+                        apps: {type: array, items: {type: string}}
+              responses:
+                '201':
+                  description: The new token
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [token, info]
+                        properties:
+                          token: {type: string}
+                          info: {$ref: '#/components/schemas/Token'}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+          /v1/tokens/{id}:
+            delete:
+              tags: [admin]
+              summary: Revoke a token
+              parameters:
+                - {name: id, in: path, required: true, schema: {type: string}}
+              responses:
+                '204': {description: Revoked}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+                '404': {$ref: '#/components/responses/Error'}
+          /v1/whoami:
+            get:
+              tags: [query]
+              summary: The calling token's name and scopes (never its secret)
+              description: Needs the `read` scope. The support console signs in with it and shows only what the token's scopes allow.
+              responses:
+                '200':
+                  description: The token
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [id, name, scopes, effectiveScopes, apps]
+                        properties:
+                          id: {type: string}
+                          name: {type: string}
+                          scopes:
+                            description: The scopes the token was created with
+                            type: array
+                            items: {type: string, enum: [ingest, read, bundle, pii, admin]}
+                          effectiveScopes:
+                            description: What it may do (`admin` implies every scope)
+                            type: array
+                            items: {type: string, enum: [ingest, read, bundle, pii, admin]}
+                          apps:
+                            description: For ingest, the app ids it may post for (empty means any)
+                            type: array
+                            items: {type: string}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+          /console:
+            get:
+              tags: [console]
+              summary: The browser support console (open; every data call it makes needs a token)
+              description: '`/console` redirects to `/console/`, which serves the console page.'
+              security: []
+              parameters:
+                - $ref: '#/components/parameters/IfNoneMatch'
+              responses:
+                '200':
+                  description: The console page
+                  headers:
+                    ETag: {schema: {type: string}}
+                  content:
+                    text/html:
+                      schema: {type: string}
+                '304': {description: The console page has not changed}
+                '308':
+                  description: To `/console/`
+                  headers:
+                    Location: {schema: {type: string}}
+          /console/{asset}:
+            get:
+              tags: [console]
+              summary: A file of the support console (scripts, styles, icon)
+              security: []
+              parameters:
+                - {name: asset, in: path, required: true, schema: {type: string}}
+                - $ref: '#/components/parameters/IfNoneMatch'
+              responses:
+                '200':
+                  description: The file
+                  headers:
+                    ETag: {schema: {type: string}}
+                  content:
+                    text/javascript:
+                      schema: {type: string}
+                    text/css:
+                      schema: {type: string}
+                    text/html:
+                      schema: {type: string}
+                    image/svg+xml:
+                      schema: {type: string}
+                '304': {description: The file has not changed}
+                '404': {$ref: '#/components/responses/Error'}
+          /healthz:
+            get:
+              tags: [health]
+              summary: The process answers
+              security: []
+              responses:
+                '200':
+                  description: Alive
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        properties:
+                          status: {type: string}
+          /readyz:
+            get:
+              tags: [health]
+              summary: Store open and accepting; component reports
+              security: []
+              responses:
+                '200': &readiness
+                  description: Readiness report
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [status, checks]
+                        properties:
+                          status: {type: string, enum: [ready, not_ready]}
+                          checks:
+                            type: object
+                            additionalProperties:
+                              type: object
+                              properties:
+                                ok: {type: boolean}
+                                required: {type: boolean}
+                                detail: {type: string}
+                '503': *readiness
+          /metrics:
+            get:
+              tags: [health]
+              summary: Prometheus metrics (text format 0.0.4)
+              security: []
+              responses:
+                '200':
+                  description: Metrics
+                  content:
+                    text/plain:
+                      schema: {type: string}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+          /openapi.yaml:
+            get:
+              tags: [health]
+              summary: This document
+              security: []
+              responses:
+                '200':
+                  description: The OpenAPI document
+                  content:
+                    application/yaml: {}
+        components:
+          securitySchemes:
+            bearer:
+              type: http
+              scheme: bearer
+            apiKey:
+              type: apiKey
+              in: header
+              name: X-APIKey
+          parameters:
+            IfNoneMatch: {name: If-None-Match, in: header, required: false, schema: {type: string}, description: 'An ETag from an earlier answer: 304 when the file is unchanged'}
+            ContentEncoding: {name: Content-Encoding, in: header, schema: {type: string, enum: [identity, gzip, deflate]}}
+            Env: {name: env, in: query, allowEmptyValue: true, schema: {type: string, enum: [prod, ppe]}}
+            App: {name: app, in: query, allowEmptyValue: true, schema: {type: string}}
+            Device: {name: device, in: query, allowEmptyValue: true, schema: {type: string}}
+            Identity: {name: identity, in: query, allowEmptyValue: true, schema: {type: string}, description: 'UPN, matched case-insensitively'}
+            Session: {name: session, in: query, allowEmptyValue: true, schema: {type: string}}
+            Incident: {name: incident, in: query, allowEmptyValue: true, schema: {type: string}, description: Incident id like MAM-7K2Q-9XPF}
+            Since: {name: since, in: query, allowEmptyValue: true, schema: {type: string}, description: 'RFC 3339, epoch ms, or relative like -15m, -2h, -7d'}
+            Until: {name: until, in: query, allowEmptyValue: true, schema: {type: string}}
+            Contains: {name: contains, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Case-insensitive text, matched against the record as this caller is shown it (pseudonyms, withheld verbose text)'}
+            Limit: {name: limit, in: query, allowEmptyValue: true, schema: {type: integer, minimum: 1, maximum: 10000}}
+            Cursor: {name: cursor, in: query, allowEmptyValue: true, schema: {type: string}}
+            Order: {name: order, in: query, allowEmptyValue: true, schema: {type: string, enum: [asc, desc]}}
+            Follow: {name: follow, in: query, allowEmptyValue: true, schema: {type: boolean}}
+          responses:
+            Ingested:
+              description: Accepted (durable)
+              content:
+                application/json:
+                  schema: {$ref: '#/components/schemas/IngestResult'}
+            RejectedBody:
+              description: Nothing in the body was usable
+              content:
+                application/json:
+                  schema: {$ref: '#/components/schemas/Error'}
+            Error:
+              description: Refused; the message says why
+              content:
+                application/json:
+                  schema: {$ref: '#/components/schemas/Error'}
+            RetryLater:
+              description: Not accepted now; retry after the Retry-After delay
+              headers:
+                Retry-After: {schema: {type: integer}}
+              content:
+                application/json:
+                  schema: {$ref: '#/components/schemas/Error'}
+            LogsIngested:
+              description: Accepted (durable); OTLP requests get an ExportLogsServiceResponse in their encoding
+              content:
+                application/json:
+                  schema:
+                    oneOf:
+                      - {$ref: '#/components/schemas/IngestResult'}
+                      - {$ref: '#/components/schemas/OTLPExportLogsResponse'}
+                application/x-protobuf:
+                  schema: {type: string, format: binary}
+            ErrorOrStatus:
+              description: Refused; the message says why (OTLP requests get a google.rpc.Status in their encoding)
+              content:
+                application/json:
+                  schema:
+                    oneOf:
+                      - {$ref: '#/components/schemas/Error'}
+                      - {$ref: '#/components/schemas/OTLPStatus'}
+                application/x-protobuf:
+                  schema: {type: string, format: binary}
+            RetryLaterOrStatus:
+              description: Not accepted now; retry after the Retry-After delay (OTLP requests get a google.rpc.Status)
+              headers:
+                Retry-After: {schema: {type: integer}}
+              content:
+                application/json:
+                  schema:
+                    oneOf:
+                      - {$ref: '#/components/schemas/Error'}
+                      - {$ref: '#/components/schemas/OTLPStatus'}
+                application/x-protobuf:
+                  schema: {type: string, format: binary}
+            Bundle:
+              description: A zip or tar.gz archive, streamed
+              content:
+                application/zip:
+                  schema: {type: string, format: binary}
+                application/gzip:
+                  schema: {type: string, format: binary}
+          schemas:
+            OTLPExportLogsRequest:
+              description: An OTLP/HTTP JSON ExportLogsServiceRequest (resource logs, scope logs, log records)
               type: object
-              description: Absent or null flags stay unset (the SDK default applies).
+              required: [resourceLogs]
               properties:
-                telemetryDisabled: {type: boolean, nullable: true}
-                usePPE: {type: boolean, nullable: true}
-                verboseLogging: {type: boolean, nullable: true}
-                source: {type: string, nullable: true, description: 'Where the flags came from; defaults to "api"'}
-      responses:
-        '200':
-          description: The registered entry
-          content:
-            application/json:
-              schema: {$ref: '#/components/schemas/AppEntry'}
-        '400': {$ref: '#/components/responses/Error'}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-    delete:
-      tags: [admin]
-      summary: Remove an app from the registry
-      parameters:
-        - {name: appId, in: path, required: true, schema: {type: string}}
-      responses:
-        '204': {description: Removed}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-        '404': {$ref: '#/components/responses/Error'}
-  /v1/pseudonyms:
-    get:
-      tags: [query]
-      summary: The user-… pseudonym of an identity (needs the pii scope), as queries and bundles show it and the journal's MAM_IDENTITY_HASH carries it
-      parameters:
-        - {name: identity, in: query, required: true, schema: {type: string, minLength: 1}, description: 'UPN, any casing'}
-      responses:
-        '200':
-          description: The pseudonym
-          content:
-            application/json:
-              schema:
-                type: object
-                required: [identity, pseudonym, journalMatch]
-                properties:
-                  identity: {type: string}
-                  pseudonym: {type: string}
-                  journalMatch: {type: string}
-        '400': {$ref: '#/components/responses/Error'}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-  /v1/tokens:
-    get:
-      tags: [admin]
-      summary: List tokens (never their secrets)
-      responses:
-        '200':
-          description: Tokens
-          content:
-            application/json:
-              schema:
-                type: object
-                properties:
-                  tokens: {type: array, items: {$ref: '#/components/schemas/Token'}}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-    post:
-      tags: [admin]
-      summary: Create a token; its secret is in this answer only
-      requestBody:
-        required: true
-        content:
-          application/json:
-            schema:
+                resourceLogs: {type: array, items: {type: object}}
+            OTLPExportLogsResponse:
+              description: OTLP ExportLogsServiceResponse; empty when every record was accepted
               type: object
-              required: [name, scopes]
+              additionalProperties: false
               properties:
-                name: {type: string, minLength: 1, maxLength: 100}
-                scopes: {type: array, minItems: 1, items: {type: string, enum: [ingest, read, bundle, pii, admin]}}
+                partialSuccess:
+                  type: object
+                  properties:
+                    rejectedLogRecords: {type: string, description: 'int64, as OTLP JSON writes it'}
+                    errorMessage: {type: string}
+            OTLPStatus:
+              description: google.rpc.Status (code is a gRPC status code)
+              type: object
+              additionalProperties: false
+              required: [code, message]
+              properties:
+                code: {type: integer}
+                message: {type: string}
+            Error:
+              type: object
+              required: [error]
+              properties:
+                error:
+                  type: object
+                  required: [code, message]
+                  properties:
+                    code: {type: string}
+                    message: {type: string}
+                rejected:
+                  type: array
+                  items: {$ref: '#/components/schemas/LineError'}
+            LineError:
+              type: object
+              required: [line, error]
+              properties:
+                line: {type: integer}
+                error: {type: string}
+            IngestResult:
+              type: object
+              required: [accepted, rejected, dropped, env, serverTime]
+              properties:
+                accepted: {type: integer}
+                rejected: {type: array, items: {$ref: '#/components/schemas/LineError'}}
+                dropped:
+                  type: object
+                  properties:
+                    telemetryDisabled: {type: integer}
+                    duplicate: {type: integer}
+                env:
+                  type: object
+                  properties:
+                    prod: {type: integer}
+                    ppe: {type: integer}
+                incident:
+                  type: object
+                  properties:
+                    id: {type: string}
+                    guid: {type: string}
+                serverTime: {type: string, format: date-time}
+            TelemetryEvent:
+              type: object
+              required: [name, appId]
+              properties:
+                name: {type: string, minLength: 1, description: 'AppLaunch, EnrollmentCall, IntuneAction, or any other name'}
+                time: {description: RFC 3339 or epoch milliseconds}
+                appId: {type: string}
+                appVersion: {type: string}
+                sdkVersion: {type: string}
+                platform: {type: string}
+                deviceId: {type: string}
+                sessionId: {type: string}
+                identity: {type: string}
+                accountId: {type: string}
+                tenantId: {type: string}
+                eventId: {type: string, description: 'Client id: a retry with the same appId and eventId is not stored twice'}
+                settings: {type: object}
+                data: {type: object}
+            LogRecord:
+              type: object
+              required: [message]
+              properties:
+                time: {description: RFC 3339 or epoch milliseconds}
+                level: {type: string, enum: [verbose, info, warning, error]}
+                message: {type: string}
+                component: {type: string}
+                appId: {type: string}
+                deviceId: {type: string}
+                sessionId: {type: string}
+                identity: {type: string}
+            DiagnosticUpload:
+              type: object
+              description: Needs at least one of non-empty logs, text or description.
+              required: [appId]
+              properties:
+                appId: {type: string, minLength: 1}
+                deviceId: {type: string, nullable: true}
+                sessionId: {type: string, nullable: true}
+                identity: {type: string, nullable: true}
+                description: {type: string, nullable: true}
+                settings: {type: object}
+                logs: {type: array, items: {$ref: '#/components/schemas/LogRecord'}}
+                text: {type: string, nullable: true, description: Console-export text lines}
+              anyOf:
+                - {required: [logs], properties: {logs: {type: array, minItems: 1}}}
+                - {required: [text], properties: {text: {type: string, minLength: 1}}}
+                - {required: [description], properties: {description: {type: string, minLength: 1}}}
+            StoredRecord:
+              type: object
+              required: [id, receivedAt, env]
+              properties:
+                id: {type: integer}
+                receivedAt: {type: string, format: date-time}
+                env: {type: string, enum: [prod, ppe]}
+                statusName: {type: string}
+              additionalProperties: true
+            Incident:
+              type: object
+              required: [id, guid, env, appId, createdAt, records, levels]
+              properties:
+                id: {type: string}
+                guid: {type: string}
+                env: {type: string}
+                appId: {type: string}
+                deviceId: {type: string}
+                sessionId: {type: string}
+                identity: {type: string}
+                description: {type: string}
+                createdAt: {type: string}
+                firstTime: {type: string}
+                lastTime: {type: string}
+                records: {type: integer}
+                levels: {type: object, additionalProperties: {type: integer}}
+            AppEntry:
+              type: object
+              properties:
+                appId: {type: string}
+                flags:
+                  type: object
+                  properties:
+                    telemetryDisabled: {type: boolean}
+                    usePPE: {type: boolean}
+                    verboseLogging: {type: boolean}
+                source: {type: string}
+                updatedAt: {type: integer}
+            Token:
+              type: object
+              required: [id, name, scopes, apps, createdAt, revoked]
+              properties:
+                id: {type: string}
+                name: {type: string}
+                scopes: {type: array, items: {type: string}}
                 apps: {type: array, items: {type: string}}
-      responses:
-        '201':
-          description: The new token
-          content:
-            application/json:
-              schema:
-                type: object
-                required: [token, info]
-                properties:
-                  token: {type: string}
-                  info: {$ref: '#/components/schemas/Token'}
-        '400': {$ref: '#/components/responses/Error'}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-  /v1/tokens/{id}:
-    delete:
-      tags: [admin]
-      summary: Revoke a token
-      parameters:
-        - {name: id, in: path, required: true, schema: {type: string}}
-      responses:
-        '204': {description: Revoked}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-        '404': {$ref: '#/components/responses/Error'}
-  /v1/whoami:
-    get:
-      tags: [query]
-      summary: The calling token's name and scopes (never its secret)
-      description: Needs the `read` scope. The support console signs in with it and shows only what the token's scopes allow.
-      responses:
-        '200':
-          description: The token
-          content:
-            application/json:
-              schema:
-                type: object
-                required: [id, name, scopes, effectiveScopes, apps]
-                properties:
-                  id: {type: string}
-                  name: {type: string}
-                  scopes:
-                    description: The scopes the token was created with
-                    type: array
-                    items: {type: string, enum: [ingest, read, bundle, pii, admin]}
-                  effectiveScopes:
-                    description: What it may do (`admin` implies every scope)
-                    type: array
-                    items: {type: string, enum: [ingest, read, bundle, pii, admin]}
-                  apps:
-                    description: For ingest, the app ids it may post for (empty means any)
-                    type: array
-                    items: {type: string}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-  /console:
-    get:
-      tags: [console]
-      summary: The browser support console (open; every data call it makes needs a token)
-      description: '`/console` redirects to `/console/`, which serves the console page.'
-      security: []
-      parameters:
-        - $ref: '#/components/parameters/IfNoneMatch'
-      responses:
-        '200':
-          description: The console page
-          headers:
-            ETag: {schema: {type: string}}
-          content:
-            text/html:
-              schema: {type: string}
-        '304': {description: The console page has not changed}
-        '308':
-          description: To `/console/`
-          headers:
-            Location: {schema: {type: string}}
-  /console/{asset}:
-    get:
-      tags: [console]
-      summary: A file of the support console (scripts, styles, icon)
-      security: []
-      parameters:
-        - {name: asset, in: path, required: true, schema: {type: string}}
-        - $ref: '#/components/parameters/IfNoneMatch'
-      responses:
-        '200':
-          description: The file
-          headers:
-            ETag: {schema: {type: string}}
-          content:
-            text/javascript:
-              schema: {type: string}
-            text/css:
-              schema: {type: string}
-            text/html:
-              schema: {type: string}
-            image/svg+xml:
-              schema: {type: string}
-        '304': {description: The file has not changed}
-        '404': {$ref: '#/components/responses/Error'}
-  /healthz:
-    get:
-      tags: [health]
-      summary: The process answers
-      security: []
-      responses:
-        '200':
-          description: Alive
-          content:
-            application/json:
-              schema:
-                type: object
-                properties:
-                  status: {type: string}
-  /readyz:
-    get:
-      tags: [health]
-      summary: Store open and accepting; component reports
-      security: []
-      responses:
-        '200': &readiness
-          description: Readiness report
-          content:
-            application/json:
-              schema:
-                type: object
-                required: [status, checks]
-                properties:
-                  status: {type: string, enum: [ready, not_ready]}
-                  checks:
-                    type: object
-                    additionalProperties:
-                      type: object
-                      properties:
-                        ok: {type: boolean}
-                        required: {type: boolean}
-                        detail: {type: string}
-        '503': *readiness
-  /metrics:
-    get:
-      tags: [health]
-      summary: Prometheus metrics (text format 0.0.4)
-      security: []
-      responses:
-        '200':
-          description: Metrics
-          content:
-            text/plain:
-              schema: {type: string}
-        '401': {$ref: '#/components/responses/Error'}
-        '403': {$ref: '#/components/responses/Error'}
-  /openapi.yaml:
-    get:
-      tags: [health]
-      summary: This document
-      security: []
-      responses:
-        '200':
-          description: The OpenAPI document
-          content:
-            application/yaml: {}
-components:
-  securitySchemes:
-    bearer:
-      type: http
-      scheme: bearer
-    apiKey:
-      type: apiKey
-      in: header
-      name: X-APIKey
-  parameters:
-    IfNoneMatch: {name: If-None-Match, in: header, required: false, schema: {type: string}, description: 'An ETag from an earlier answer: 304 when the file is unchanged'}
-    ContentEncoding: {name: Content-Encoding, in: header, schema: {type: string, enum: [identity, gzip, deflate]}}
-    Env: {name: env, in: query, allowEmptyValue: true, schema: {type: string, enum: [prod, ppe]}}
-    App: {name: app, in: query, allowEmptyValue: true, schema: {type: string}}
-    Device: {name: device, in: query, allowEmptyValue: true, schema: {type: string}}
-    Identity: {name: identity, in: query, allowEmptyValue: true, schema: {type: string}, description: 'UPN, matched case-insensitively'}
-    Session: {name: session, in: query, allowEmptyValue: true, schema: {type: string}}
-    Incident: {name: incident, in: query, allowEmptyValue: true, schema: {type: string}, description: Incident id like MAM-7K2Q-9XPF}
-    Since: {name: since, in: query, allowEmptyValue: true, schema: {type: string}, description: 'RFC 3339, epoch ms, or relative like -15m, -2h, -7d'}
-    Until: {name: until, in: query, allowEmptyValue: true, schema: {type: string}}
-    Contains: {name: contains, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Case-insensitive text, matched against the record as this caller is shown it (pseudonyms, withheld verbose text)'}
-    Limit: {name: limit, in: query, allowEmptyValue: true, schema: {type: integer, minimum: 1, maximum: 10000}}
-    Cursor: {name: cursor, in: query, allowEmptyValue: true, schema: {type: string}}
-    Order: {name: order, in: query, allowEmptyValue: true, schema: {type: string, enum: [asc, desc]}}
-    Follow: {name: follow, in: query, allowEmptyValue: true, schema: {type: boolean}}
-  responses:
-    Ingested:
-      description: Accepted (durable)
-      content:
-        application/json:
-          schema: {$ref: '#/components/schemas/IngestResult'}
-    RejectedBody:
-      description: Nothing in the body was usable
-      content:
-        application/json:
-          schema: {$ref: '#/components/schemas/Error'}
-    Error:
-      description: Refused; the message says why
-      content:
-        application/json:
-          schema: {$ref: '#/components/schemas/Error'}
-    RetryLater:
-      description: Not accepted now; retry after the Retry-After delay
-      headers:
-        Retry-After: {schema: {type: integer}}
-      content:
-        application/json:
-          schema: {$ref: '#/components/schemas/Error'}
-    LogsIngested:
-      description: Accepted (durable); OTLP requests get an ExportLogsServiceResponse in their encoding
-      content:
-        application/json:
-          schema:
-            oneOf:
-              - {$ref: '#/components/schemas/IngestResult'}
-              - {$ref: '#/components/schemas/OTLPExportLogsResponse'}
-        application/x-protobuf:
-          schema: {type: string, format: binary}
-    ErrorOrStatus:
-      description: Refused; the message says why (OTLP requests get a google.rpc.Status in their encoding)
-      content:
-        application/json:
-          schema:
-            oneOf:
-              - {$ref: '#/components/schemas/Error'}
-              - {$ref: '#/components/schemas/OTLPStatus'}
-        application/x-protobuf:
-          schema: {type: string, format: binary}
-    RetryLaterOrStatus:
-      description: Not accepted now; retry after the Retry-After delay (OTLP requests get a google.rpc.Status)
-      headers:
-        Retry-After: {schema: {type: integer}}
-      content:
-        application/json:
-          schema:
-            oneOf:
-              - {$ref: '#/components/schemas/Error'}
-              - {$ref: '#/components/schemas/OTLPStatus'}
-        application/x-protobuf:
-          schema: {type: string, format: binary}
-    Bundle:
-      description: A zip or tar.gz archive, streamed
-      content:
-        application/zip:
-          schema: {type: string, format: binary}
-        application/gzip:
-          schema: {type: string, format: binary}
-  schemas:
-    OTLPExportLogsRequest:
-      description: An OTLP/HTTP JSON ExportLogsServiceRequest (resource logs, scope logs, log records)
-      type: object
-      required: [resourceLogs]
-      properties:
-        resourceLogs: {type: array, items: {type: object}}
-    OTLPExportLogsResponse:
-      description: OTLP ExportLogsServiceResponse; empty when every record was accepted
-      type: object
-      additionalProperties: false
-      properties:
-        partialSuccess:
-          type: object
-          properties:
-            rejectedLogRecords: {type: string, description: 'int64, as OTLP JSON writes it'}
-            errorMessage: {type: string}
-    OTLPStatus:
-      description: google.rpc.Status (code is a gRPC status code)
-      type: object
-      additionalProperties: false
-      required: [code, message]
-      properties:
-        code: {type: integer}
-        message: {type: string}
-    Error:
-      type: object
-      required: [error]
-      properties:
-        error:
-          type: object
-          required: [code, message]
-          properties:
-            code: {type: string}
-            message: {type: string}
-        rejected:
-          type: array
-          items: {$ref: '#/components/schemas/LineError'}
-    LineError:
-      type: object
-      required: [line, error]
-      properties:
-        line: {type: integer}
-        error: {type: string}
-    IngestResult:
-      type: object
-      required: [accepted, rejected, dropped, env, serverTime]
-      properties:
-        accepted: {type: integer}
-        rejected: {type: array, items: {$ref: '#/components/schemas/LineError'}}
-        dropped:
-          type: object
-          properties:
-            telemetryDisabled: {type: integer}
-            duplicate: {type: integer}
-        env:
-          type: object
-          properties:
-            prod: {type: integer}
-            ppe: {type: integer}
-        incident:
-          type: object
-          properties:
-            id: {type: string}
-            guid: {type: string}
-        serverTime: {type: string, format: date-time}
-    TelemetryEvent:
-      type: object
-      required: [name, appId]
-      properties:
-        name: {type: string, minLength: 1, description: 'AppLaunch, EnrollmentCall, IntuneAction, or any other name'}
-        time: {description: RFC 3339 or epoch milliseconds}
-        appId: {type: string}
-        appVersion: {type: string}
-        sdkVersion: {type: string}
-        platform: {type: string}
-        deviceId: {type: string}
-        sessionId: {type: string}
-        identity: {type: string}
-        accountId: {type: string}
-        tenantId: {type: string}
-        eventId: {type: string, description: 'Client id: a retry with the same appId and eventId is not stored twice'}
-        settings: {type: object}
-        data: {type: object}
-    LogRecord:
-      type: object
-      required: [message]
-      properties:
-        time: {description: RFC 3339 or epoch milliseconds}
-        level: {type: string, enum: [verbose, info, warning, error]}
-        message: {type: string}
-        component: {type: string}
-        appId: {type: string}
-        deviceId: {type: string}
-        sessionId: {type: string}
-        identity: {type: string}
-    DiagnosticUpload:
-      type: object
-      description: Needs at least one of non-empty logs, text or description.
-      required: [appId]
-      properties:
-        appId: {type: string, minLength: 1}
-        deviceId: {type: string, nullable: true}
-        sessionId: {type: string, nullable: true}
-        identity: {type: string, nullable: true}
-        description: {type: string, nullable: true}
-        settings: {type: object}
-        logs: {type: array, items: {$ref: '#/components/schemas/LogRecord'}}
-        text: {type: string, nullable: true, description: Console-export text lines}
-      anyOf:
-        - {required: [logs], properties: {logs: {type: array, minItems: 1}}}
-        - {required: [text], properties: {text: {type: string, minLength: 1}}}
-        - {required: [description], properties: {description: {type: string, minLength: 1}}}
-    StoredRecord:
-      type: object
-      required: [id, receivedAt, env]
-      properties:
-        id: {type: integer}
-        receivedAt: {type: string, format: date-time}
-        env: {type: string, enum: [prod, ppe]}
-        statusName: {type: string}
-      additionalProperties: true
-    Incident:
-      type: object
-      required: [id, guid, env, appId, createdAt, records, levels]
-      properties:
-        id: {type: string}
-        guid: {type: string}
-        env: {type: string}
-        appId: {type: string}
-        deviceId: {type: string}
-        sessionId: {type: string}
-        identity: {type: string}
-        description: {type: string}
-        createdAt: {type: string}
-        firstTime: {type: string}
-        lastTime: {type: string}
-        records: {type: integer}
-        levels: {type: object, additionalProperties: {type: integer}}
-    AppEntry:
-      type: object
-      properties:
-        appId: {type: string}
-        flags:
-          type: object
-          properties:
-            telemetryDisabled: {type: boolean}
-            usePPE: {type: boolean}
-            verboseLogging: {type: boolean}
-        source: {type: string}
-        updatedAt: {type: integer}
-    Token:
-      type: object
-      required: [id, name, scopes, apps, createdAt, revoked]
-      properties:
-        id: {type: string}
-        name: {type: string}
-        scopes: {type: array, items: {type: string}}
-        apps: {type: array, items: {type: string}}
-        createdAt: {type: integer}
-        revoked: {type: boolean}
+                createdAt: {type: integer}
+                revoked: {type: boolean}
 
-"""#
+        """#
 }

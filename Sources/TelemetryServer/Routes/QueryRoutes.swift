@@ -2,9 +2,9 @@ import Bundles
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Privacy
 import TelemetryModel
 import TelemetryStore
-import Privacy
 
 /// `GET /v1/events`, `GET /v1/logs` (with `follow=true`), `GET /v1/incidents/{id}`.
 struct QueryRoutes: Sendable {

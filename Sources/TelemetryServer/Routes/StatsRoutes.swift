@@ -22,14 +22,16 @@ struct StatsRoutes: Sendable {
         read.get("/v1/stats/launches") { request, _ in
             let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
             let builder = try await scan(
-                p.eventScan(EventName.appLaunch), into: CountStatsBuilder(parameters: p, event: EventName.appLaunch, groupedBy: "managementType")
+                p.eventScan(EventName.appLaunch),
+                into: CountStatsBuilder(parameters: p, event: EventName.appLaunch, groupedBy: "managementType")
             ) { $0.add($1) }
             return try Response.json(builder.result())
         }
         read.get("/v1/stats/actions") { request, _ in
             let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
             let builder = try await scan(
-                p.eventScan(EventName.intuneAction), into: CountStatsBuilder(parameters: p, event: EventName.intuneAction, groupedBy: "action")
+                p.eventScan(EventName.intuneAction),
+                into: CountStatsBuilder(parameters: p, event: EventName.intuneAction, groupedBy: "action")
             ) { $0.add($1) }
             return try Response.json(builder.result())
         }
@@ -56,7 +58,9 @@ struct StatsRoutes: Sendable {
     /// Runs `add` for every input the store visits (rollup rows of the whole hours, records
     /// elsewhere); the store visits synchronously from its own context, so the builder sits
     /// behind a lock for the duration of the scan.
-    func scan<B: Sendable>(_ scan: EventStatsScan, into builder: B, _ add: @escaping @Sendable (inout B, EventStatsInput) -> Void) async throws -> B {
+    func scan<B: Sendable>(_ scan: EventStatsScan, into builder: B, _ add: @escaping @Sendable (inout B, EventStatsInput) -> Void)
+        async throws -> B
+    {
         let box = LockedBox(builder)
         try await store.eventStats(scan) { input in
             box.mutate { add(&$0, input) }

@@ -1,7 +1,7 @@
 import Bundles
+import Privacy
 import Systemd
 import TelemetryModel
-import Privacy
 
 /// Mirrors stored diagnostic log records into the systemd journal through the `Systemd`
 /// target's queue (never blocking ingest). The identity becomes `MAM_IDENTITY_HASH`, the

@@ -1,8 +1,8 @@
 import Foundation
-import Systemd
 import Logging
 import ServiceLifecycle
 import Synchronization
+import Systemd
 import TelemetryStore
 import UnixSignals
 
@@ -88,10 +88,12 @@ final class ReloadService: Service, Sendable {
             + (needsRestart.isEmpty ? "" : "; needs a restart to apply: \(needsRestart.joined(separator: ", "))")
         logger.notice(
             "\(summary)",
-            metadata: .messageID(.configReloaded, [
-                "result": "applied", "applied": "\(applied.joined(separator: ","))",
-                "needs_restart": "\(needsRestart.joined(separator: ","))", "reread": "app registry, \(tokens)",
-            ]))
+            metadata: .messageID(
+                .configReloaded,
+                [
+                    "result": "applied", "applied": "\(applied.joined(separator: ","))",
+                    "needs_restart": "\(needsRestart.joined(separator: ","))", "reread": "app registry, \(tokens)",
+                ]))
         _ = notifier.ready(status: status.text())
         return true
     }

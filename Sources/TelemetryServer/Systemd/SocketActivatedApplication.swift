@@ -1,4 +1,3 @@
-import Systemd
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -7,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
 import Synchronization
+import Systemd
 
 /// The daemon's HTTP application when systemd passed the listening socket: the same
 /// router and background services as ``buildApplication(components:hooks:logger:)``,
@@ -98,7 +98,8 @@ final class HTTPDateCache: Sendable {
                 var t = tm()
                 gmtime_r(&now, &t)
                 func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-                let text = "\(Self.days[Int(t.tm_wday)]), \(two(t.tm_mday)) \(Self.months[Int(t.tm_mon)]) \(1900 + t.tm_year) "
+                let text =
+                    "\(Self.days[Int(t.tm_wday)]), \(two(t.tm_mday)) \(Self.months[Int(t.tm_mon)]) \(1900 + t.tm_year) "
                     + "\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)) GMT"
                 c = (now, text)
             }

@@ -1,9 +1,9 @@
-import Systemd
 import HummingbirdCore
 import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import Systemd
 
 /// Serves HTTP/1.1 on the listening socket systemd passed in (socket activation).
 ///

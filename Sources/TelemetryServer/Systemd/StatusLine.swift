@@ -1,6 +1,6 @@
 import Foundation
-import Systemd
 import Synchronization
+import Systemd
 import TelemetryModel
 import TelemetryStore
 

@@ -137,7 +137,7 @@ let package = Package(
         .testTarget(
             name: "TelemetryStoreTests",
             dependencies: [
-                "TelemetryStore", "Compression", .product(name: "Metrics", package: "swift-metrics"),
+                "TelemetryStore", "Compression", "TestSupport", .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
         .testTarget(
@@ -154,7 +154,7 @@ let package = Package(
         .testTarget(
             name: "TelemetryServerTests",
             dependencies: [
-                "TelemetryServer", "Compression", "OTLP",
+                "TelemetryServer", "Compression", "OTLP", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import TelemetryStore
+import TestSupport
 import Testing
 
 @testable import TelemetryServer
@@ -116,7 +117,7 @@ import Testing
     /// replays: never does a handler run for a caller its route's declaration refuses.
     @Test func randomRequestsNeverReachAHandlerTheirTokenMayNotUse() async throws {
         try await AccessTestDaemon.run { daemon, client in
-            var rng = SplitMix64(seed: 0x6D61_6D74)
+            var rng = SeededRandom(seed: 0x6D61_6D74)
             let methods: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch, .head, .options]
             let routes =
                 daemon.table.all.map { (method: $0.method, path: AccessTestDaemon.concrete($0.path)) }
@@ -139,18 +140,5 @@ import Testing
             // Guards against a generator that never reaches a handler, which would prove nothing.
             #expect(granted > 100)
         }
-    }
-}
-
-/// A small seeded generator (SplitMix64), so random tests replay exactly.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

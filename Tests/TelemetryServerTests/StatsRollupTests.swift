@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import TelemetryModel
+import TestSupport
 import Testing
 
 @testable import TelemetryServer
@@ -13,23 +14,9 @@ import Testing
 @Suite(.serialized) struct StatsRollupTests {
     static let base: Int64 = Timestamp.parse("2026-11-21T00:00:00.000Z")!
 
-    /// SplitMix64, so every run posts the same events and asks the same windows.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-        mutating func pick<T>(_ values: [T]) -> T { values[below(values.count)] }
-    }
-
     /// Enrollment calls, launches and actions over 30 hours, some without status, outcome or
     /// duration, with whole and fractional durations.
-    static func body(_ count: Int, random: inout Random) -> [UInt8] {
+    static func body(_ count: Int, random: inout SeededRandom) -> [UInt8] {
         var lines: [String] = []
         for i in 0..<count {
             let time = Timestamp.format(milliseconds: base + Int64(random.below(30 * 3_600_000)))
@@ -70,7 +57,7 @@ import Testing
 
     @Test func randomWindowsAnswerAsReadingEveryRecord() async throws {
         try await StatsTests.withApp { client in
-            var random = Random(state: 42)
+            var random = SeededRandom(seed: 42)
             for _ in 0..<3 { try await Self.post(client, Self.body(700, random: &random)) }
             for n in 0..<40 {
                 var since = Self.base - 3_600_000 + Int64(random.below(32 * 3_600_000))
@@ -91,7 +78,7 @@ import Testing
 
     @Test func aRebuildChangesNoAnswer() async throws {
         try await StatsTests.withApp { client in
-            var random = Random(state: 9)
+            var random = SeededRandom(seed: 9)
             let body = Self.body(900, random: &random)
             try await Self.post(client, body)
             let uri = "/v1/stats/enrollment?since=\(Self.base)&until=\(Self.base + 30 * 3_600_000 - 1)&interval=1h"

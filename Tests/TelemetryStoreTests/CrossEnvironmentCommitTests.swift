@@ -2,6 +2,7 @@ import Foundation
 import Metrics
 import Synchronization
 import TelemetryModel
+import TestSupport
 import Testing
 
 @testable import TelemetryStore
@@ -20,7 +21,7 @@ import Testing
         struct State {
             var armed: [CommitFaultPoint: Int] = [:]
             var probability = 0.0
-            var seed: UInt64 = 0
+            var random = SeededRandom(seed: 0)
             var thrown: [CommitFaultPoint: Int] = [:]
         }
 
@@ -31,7 +32,7 @@ import Testing
         func randomly(_ probability: Double, seed: UInt64) {
             state.withLock {
                 $0.probability = probability
-                $0.seed = seed
+                $0.random = SeededRandom(seed: seed)
             }
         }
 
@@ -42,12 +43,8 @@ import Testing
                     s.armed[point] = n - 1
                     fail = true
                 } else if s.probability > 0 {
-                    // SplitMix64: reproducible from the seed.
-                    s.seed &+= 0x9E37_79B9_7F4A_7C15
-                    var z = s.seed
-                    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                    fail = Double((z ^ (z >> 31)) >> 11) / Double(1 << 53) < s.probability
+                    // Reproducible from the seed.
+                    fail = s.random.unit() < s.probability
                 }
                 if fail { s.thrown[point, default: 0] += 1 }
                 return fail

@@ -4,6 +4,7 @@ import Logging
 import Metrics
 import Synchronization
 import TelemetryModel
+import TestSupport
 import Testing
 
 @testable import TelemetryStore
@@ -35,23 +36,9 @@ import Testing
             flags: .unspecified, eventId: eventId)
     }
 
-    /// SplitMix64, so every run seeds the same data and windows.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-        mutating func pick<T>(_ values: [T]) -> T { values[below(values.count)] }
-    }
-
     /// `count` events of the rolled-up names and some of another name, over 30 hours, with
     /// every optional field sometimes absent and durations both whole and fractional.
-    static func seed(_ count: Int, prefix: String, random: inout Random) -> [DecodedRecord] {
+    static func seed(_ count: Int, prefix: String, random: inout SeededRandom) -> [DecodedRecord] {
         (0..<count).map { i in
             let name = i % 17 == 0 ? "SomethingElse" : random.pick(names)
             let time = base + Int64(random.below(30 * 3_600_000))
@@ -125,7 +112,7 @@ import Testing
 
     @Test func randomWindowsAgreeWithTheRecords() async throws {
         let f = try StoreFixture(configuration: StoreConfiguration(maxBatchRecords: 97))
-        var random = Random(state: 13)
+        var random = SeededRandom(seed: 13)
         let records = Self.seed(3000, prefix: "s", random: &random)
         for (n, chunk) in stride(from: 0, to: records.count, by: 400).map({ records[$0..<min($0 + 400, records.count)] }).enumerated() {
             _ = try await f.store.append(Array(chunk), kind: .event, env: .prod, receivedAt: Self.base + Int64(n), incident: nil)
@@ -203,7 +190,7 @@ import Testing
 
     @Test func aRebuildFromTheRecordsGivesTheSameRollups() async throws {
         let f = try StoreFixture(configuration: StoreConfiguration(maxBatchRecords: 50))
-        var random = Random(state: 7)
+        var random = SeededRandom(seed: 7)
         _ = try await f.store.append(
             Self.seed(1500, prefix: "r", random: &random), kind: .event, env: .prod, receivedAt: Self.base, incident: nil)
         let window = (since: Self.base, until: Self.base + 30 * Self.hour - 1)
@@ -252,7 +239,7 @@ import Testing
     /// opened by a daemon that has them.
     @Test func theMigrationRollsUpExistingRecords() async throws {
         let f = try StoreFixture()
-        var random = Random(state: 21)
+        var random = SeededRandom(seed: 21)
         _ = try await f.store.append(
             Self.seed(500, prefix: "m", random: &random), kind: .event, env: .prod, receivedAt: Self.base, incident: nil)
         let window = (since: Self.base, until: Self.base + 30 * Self.hour - 1)
@@ -274,7 +261,7 @@ import Testing
 /// the documented relative error, so percentiles from it are the exact ones rounded.
 @Suite struct LatencySketchTests {
     @Test func roundingIsMonotoneAndWithinTheBound() {
-        var random = RollupTests.Random(state: 5)
+        var random = SeededRandom(seed: 5)
         var values = (0..<5000).map { _ in Double(random.below(10_000_000)) / Double(1 + random.below(1000)) }
         values += [0, -0.0, -3.5, -1000, 1e-9, 1e12, 255, 256, 257]
         let sorted = values.sorted()
@@ -292,7 +279,7 @@ import Testing
     }
 
     @Test func percentilesAreTheExactNearestRankRounded() throws {
-        var random = RollupTests.Random(state: 11)
+        var random = SeededRandom(seed: 11)
         for size in [1, 2, 3, 10, 99, 1000] {
             let values = (0..<size).map { _ in Double(random.below(100_000)) / 10 }
             var sketch = LatencySketch()

@@ -11,28 +11,27 @@ import Testing
         var errors: String
     }
 
-    /// Runs the daemon on a free port with its own data directory and waits (bounded) for it
+    /// Runs the daemon with its own data directory and waits (bounded) for it
     /// to exit by itself. A daemon that starts instead is killed, and the test fails on its status.
     static func runDaemon(_ arguments: [String], environment: [String: String] = [:]) async throws -> Exit {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mamtd-config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let p = Process()
-        p.executableURL = DaemonProcess.binary
-        p.arguments = ["--data-dir", directory.path, "--listen", "127.0.0.1:\(try DaemonProcess.freePort())"] + arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MAMTELEMETRY") }
         env.removeValue(forKey: "NOTIFY_SOCKET")
         for (k, v) in environment { env[k] = v }
-        p.environment = env
         let errors = directory.appendingPathComponent("stderr")
         _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = try FileHandle(forWritingTo: errors)
-        try p.run()
+        let log = try FileHandle(forWritingTo: errors)
+        defer { try? log.close() }
+        // Port 0: a daemon that wrongly starts binds whatever is free.
+        let p = try ChildProcess(
+            DaemonProcess.binary.path, ["--data-dir", directory.path, "--listen", "127.0.0.1:0"] + arguments, environment: env,
+            standardError: log.fileDescriptor)
         let deadline = ContinuousClock.now + .seconds(10)
         while p.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         if p.isRunning {
-            kill(p.processIdentifier, SIGKILL)
+            p.signal(SIGKILL)
             while p.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         }
         return Exit(status: p.terminationStatus, errors: try String(contentsOf: errors, encoding: .utf8))

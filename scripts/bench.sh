@@ -8,7 +8,8 @@
 #   (h) stats over 30 days of history: from the hourly rollups vs reading every record
 #   baselines: raw zlib level 6 of the same NDJSON on one core; systemd-journal-remote
 #   ingesting the same log records over HTTP (vs. our logs-only ingest);
-#   (g) OTLP/HTTP protobuf logs ingest of the same kind of records, beside our NDJSON (f).
+#   (g) OTLP/HTTP protobuf logs ingest of the same kind of records, beside our NDJSON (f);
+#   (i) peer: ClickHouse holding the same events, the same queries (scripts/bench-clickhouse.sh).
 # Usage: scripts/bench.sh [--smoke] [--out DIR]      (make bench)
 # --smoke runs each step for ~2 s so CI keeps the suite working; its figures mean nothing.
 set -euo pipefail
@@ -154,6 +155,10 @@ PIDS+=("$!")
 for _ in $(seq 1 50); do (exec 3<>/dev/tcp/127.0.0.1/$JPORT) 2>/dev/null && break; sleep 0.1; done
 python3 Benchmarks/baselines.py journal-remote "$JPORT" "$TMP/dataset/logs.export" "$BATCH" "$D" | tee "$OUT/p-journal-remote.json"
 
+echo "== (i) peer: ClickHouse (Debian's 18.16, one private server), the same events and queries"
+# After the load steps, so ClickHouse never shares the CPU with our daemon under load.
+scripts/bench-clickhouse.sh run "$TMP/dataset/events.ndjson" "$OUT/i-clickhouse.json"
+
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/load.txt"
 
 python3 - "$OUT" "$IDLE_KIB" "$EVENTS_IN_WINDOW" "$SMOKE" <<'PY' | tee "$OUT/summary.txt"
@@ -197,4 +202,5 @@ errs = {k: v for k, v in [("a", a["errors"]), ("b", b["errors"]), ("f", f["error
 print("errors by run:", errs or "none", "| pool wrapped (duplicates):", {k: x["poolWrapped"] for k, x in [("a", a), ("b", b), ("f", f), ("g", g)]})
 if smoke: print("(smoke mode: figures are not meaningful)")
 PY
+scripts/bench-clickhouse.sh rows "$OUT" | tee -a "$OUT/summary.txt"
 echo "results in $OUT"

@@ -4,10 +4,12 @@
 # asked the same questions as our daemon.
 #
 #   scripts/bench-clickhouse.sh run EVENTS.ndjson OUT.json [APP]
-#       starts a server (scripts/clickhouse/server.sh, data in a temporary directory), creates
-#       a MergeTree table of the indexed keys plus the raw JSON, sorted by (app, device, time),
-#       times the insert, the range + app query returning raw JSON, the count by status code,
-#       reads bytes per event from system.parts, stops the server and writes OUT.json.
+#       for each codec (lz4, ClickHouse's default, then zstd): starts a server
+#       (scripts/clickhouse/server.sh, data in a temporary directory), creates a MergeTree
+#       table of the indexed keys plus the raw JSON, sorted by (app, device, time), times the
+#       insert, the range + app query returning raw JSON and the count by status code, reads
+#       bytes per event from system.parts and stops the server; writes OUT.json (lz4's
+#       figures at the top level, both under "codecs").
 #   scripts/bench-clickhouse.sh rows OUTDIR
 #       prints the bench summary's table rows: ClickHouse beside our figures from OUTDIR
 #       (a-closed.json, c-ratio.txt, d-scan.json, h-stats.json, i-clickhouse.json).
@@ -16,11 +18,9 @@
 # and exits 0, and `rows` prints that reason instead of the rows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
 
 run() {
   local events=$1 out=$2 app=${3:-com.contoso.outlook}
-  local dir base url
   if ! command -v clickhouse-client >/dev/null || [ ! -x /usr/sbin/clickhouse-server ]; then
     if ! scripts/deps.sh bench >/dev/null 2>&1; then
       echo "(i) ClickHouse peer skipped: clickhouse-server is not installed and apt-get could not install it"
@@ -28,11 +28,34 @@ run() {
       return 0
     fi
   fi
-  dir=$(mktemp -d /tmp/mamtelemetry-bench-clickhouse.XXXXXX)
-  # A trap, so an interrupted bench never leaves the server running or its data behind.
-  trap 'scripts/clickhouse/server.sh stop --dir "'"$dir"'" >/dev/null 2>&1 || true; rm -rf "'"$dir"'"' EXIT INT TERM
-  base=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1] // 10 * 10 + 3)')
-  url=$(scripts/clickhouse/server.sh start --dir "$dir" --http-port "$base" | head -n 1)
+  local work
+  work=$(mktemp -d /tmp/mamtelemetry-bench-clickhouse.XXXXXX)
+  # A trap, so an interrupted bench never leaves a server running or its data behind.
+  trap 'for d in "'"$work"'"/lz4 "'"$work"'"/zstd; do scripts/clickhouse/server.sh stop --dir "$d" >/dev/null 2>&1 || true; done; rm -rf "'"$work"'"' EXIT INT TERM
+  # TabSeparated escapes backslashes; JSON lines hold no raw tab or newline.
+  sed 's/\\/\\\\/g' "$events" >"$work/events.tsv"
+  # ClickHouse's default codec (lz4, fast reads) and zstd (smaller); 18.16 sets it per server.
+  measure "$work/events.tsv" "$events" "$app" "$work/lz4" lz4
+  measure "$work/events.tsv" "$events" "$app" "$work/zstd" zstd
+  python3 - "$work/lz4/result.json" "$work/zstd/result.json" "$out" <<'PY'
+import json, sys
+lz4, zstd = (json.load(open(p)) for p in sys.argv[1:3])
+r = dict(lz4, codecs={"lz4": lz4, "zstd": zstd})
+json.dump(r, open(sys.argv[3], "w"))
+for name, c in (("lz4", lz4), ("zstd", zstd)): print(name, json.dumps(c))
+PY
+}
+
+# One private server with codec $5 in directory $4: load $1 (TSV of the raw lines of $2),
+# time the queries for app $3, write $4/result.json, stop the server.
+measure() {
+  local tsv=$1 events=$2 app=$3 dir=$4 codec=$5 url="" attempt
+  for attempt in 1 2 3; do
+    local base
+    base=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1] // 10 * 10 + 3)')
+    url=$(scripts/clickhouse/server.sh start --dir "$dir" --http-port "$base" --compression "$codec" | head -n 1) && break
+  done
+  [ -n "$url" ] || { echo "(i) could not start ClickHouse" >&2; exit 1; }
   q() { curl -fsS "$url/" --data-binary "$1"; }
   # Seconds for one request, the response read in full and thrown away.
   timed() { curl -fsS -o /dev/null -w '%{time_total}\n' "$url/" --data-binary "$1"; }
@@ -52,13 +75,11 @@ run() {
       statusCode UInt16 DEFAULT toUInt16(visitParamExtractUInt(raw, 'statusCode')),
       raw String
     ) ENGINE = MergeTree ORDER BY (app, device, time)"
-  # TabSeparated escapes backslashes; JSON lines hold no raw tab or newline.
-  sed 's/\\/\\\\/g' "$events" >"$dir/events.tsv"
   local rows raw_bytes insert_s
   rows=$(wc -l <"$events")
   raw_bytes=$(stat -c %s "$events")
   insert_s=$(curl -fsS -o /dev/null -w '%{time_total}\n' "$url/?query=INSERT%20INTO%20events%20(raw)%20FORMAT%20TabSeparated" \
-    --data-binary @"$dir/events.tsv")
+    --data-binary @"$tsv")
   [ "$(q "SELECT count() FROM events")" = "$rows" ] || { echo "(i) ClickHouse holds $(q "SELECT count() FROM events") rows, expected $rows" >&2; exit 1; }
   # One part per partition, as after background merges settle, so bytes on disk are stable.
   q "OPTIMIZE TABLE events FINAL"
@@ -76,15 +97,15 @@ run() {
   parts=$(q "SELECT sum(rows), sum(data_compressed_bytes), sum(data_uncompressed_bytes), sum(bytes_on_disk), count() FROM system.parts WHERE active AND database = 'default' AND table = 'events' FORMAT TabSeparated")
   local version
   version=$(q "SELECT version()")
-  python3 - "$out" "$version" "$rows" "$raw_bytes" "$insert_s" "$in_window" "$matched" "$matched_bytes" "$rows_s" "$rows_sorted_s" "$stats_s" "$parts" <<'PY'
+  python3 - "$dir/result.json" "$codec" "$version" "$rows" "$raw_bytes" "$insert_s" "$in_window" "$matched" "$matched_bytes" "$rows_s" "$rows_sorted_s" "$stats_s" "$parts" <<'PY'
 import json, sys
-(out, version, rows, raw_bytes, insert_s, in_window, matched, matched_bytes,
+(out, codec, version, rows, raw_bytes, insert_s, in_window, matched, matched_bytes,
  rows_s, rows_sorted_s, stats_s, parts) = sys.argv[1:]
 rows, raw_bytes, in_window, matched, matched_bytes = map(int, (rows, raw_bytes, in_window, matched, matched_bytes))
 insert_s, rows_s, rows_sorted_s, stats_s = map(float, (insert_s, rows_s, rows_sorted_s, stats_s))
 p_rows, compressed, uncompressed, on_disk, part_count = map(int, parts.split("\t"))
 r = {
-    "version": version, "events": rows, "rawBytesPerEvent": round(raw_bytes / rows, 1),
+    "version": version, "codec": codec, "events": rows, "rawBytesPerEvent": round(raw_bytes / rows, 1),
     "insertSeconds": insert_s, "insertRowsPerSecond": round(rows / insert_s),
     "eventsInWindow": in_window, "matched": matched, "matchedBytes": matched_bytes,
     "querySeconds": rows_s, "queryRowsPerSecond": round(matched / rows_s),
@@ -96,8 +117,8 @@ r = {
     "ratioVsRaw": round(raw_bytes / compressed, 2),
 }
 json.dump(r, open(out, "w"))
-print(json.dumps(r))
 PY
+  scripts/clickhouse/server.sh stop --dir "$dir"
 }
 
 rows() {
@@ -117,23 +138,31 @@ ours_stats = h.get("enrollment", {}).get("rollupsEventsPerSecond", 0)
 ev = [l.split("|") for l in open(os.path.join(out, "c-ratio.txt")) if l.strip()]
 ev = [r for r in ev if r[1] == "0"]
 ours_bpe = sum(int(r[4]) for r in ev) / max(1, sum(int(r[2]) for r in ev))
+z = ch["codecs"]["zstd"]
 ratio = lambda ours, peer: "%.3fx" % (ours / peer) if peer else "-"
 print("| (i) same events, same question | ours | ClickHouse %s | ours / ClickHouse |" % ch["version"])
 print("|---|---|---|---|")
 def row(name, ours, peer, vs): print("| %s | %s | %s | %s |" % (name, ours, peer, vs))
 row("range + app filter, raw JSON returned", "%.0f matched events/s (step d)" % ours_matched,
-    "%.0f rows/s (%d of %d in window, %.3f s, best of 3; %.0f rows/s ordered by time)" % (
-        ch["queryRowsPerSecond"], ch["matched"], ch["eventsInWindow"], ch["querySeconds"], ch["querySortedRowsPerSecond"]),
+    "%.0f rows/s (%d of %d in window, %.3f s, best of 3; ordered by time %.0f; zstd %.0f)" % (
+        ch["queryRowsPerSecond"], ch["matched"], ch["eventsInWindow"], ch["querySeconds"], ch["querySortedRowsPerSecond"],
+        z["queryRowsPerSecond"]),
     ratio(ours_matched, ch["queryRowsPerSecond"]))
 row("enrollment count by status code", "%.0f events/s (rollups, step h)" % ours_stats,
-    "%.0f events/s (%d events in window, %.3f s, best of 3)" % (ch["statsEventsPerSecond"], ch["eventsInWindow"], ch["statsSeconds"]),
+    "%.0f events/s (%d events in window, %.3f s, best of 3; zstd %.0f)" % (
+        ch["statsEventsPerSecond"], ch["eventsInWindow"], ch["statsSeconds"], z["statsEventsPerSecond"]),
     ratio(ours_stats, ch["statsEventsPerSecond"]))
-row("bytes per event on disk", "%.1f B (step c)" % ours_bpe,
+row("bytes per event on disk, lz4 (default)", "%.1f B (step c)" % ours_bpe,
     "%.1f B compressed, %.1f B with marks and index (raw %.1f B, %.2fx)" % (
         ch["compressedBytesPerEvent"], ch["onDiskBytesPerEvent"], ch["rawBytesPerEvent"], ch["ratioVsRaw"]),
     ratio(ours_bpe, ch["compressedBytesPerEvent"]))
+row("bytes per event on disk, zstd", "%.1f B (step c)" % ours_bpe,
+    "%.1f B compressed, %.1f B with marks and index (%.2fx)" % (
+        z["compressedBytesPerEvent"], z["onDiskBytesPerEvent"], z["ratioVsRaw"]),
+    ratio(ours_bpe, z["compressedBytesPerEvent"]))
 row("insert", "%.0f rec/s (step a: gzip HTTP, durable acks)" % a.get("recordsPerSecond", 0),
-    "%.0f rows/s (%d events in one TSV POST, %.2f s, no fsync)" % (ch["insertRowsPerSecond"], ch["events"], ch["insertSeconds"]),
+    "%.0f rows/s (%d events in one TSV POST, %.2f s, no fsync; zstd %.0f)" % (
+        ch["insertRowsPerSecond"], ch["events"], ch["insertSeconds"], z["insertRowsPerSecond"]),
     ratio(a.get("recordsPerSecond", 0), ch["insertRowsPerSecond"]))
 PY
 }

@@ -170,5 +170,5 @@ PY
 case "${1:-}" in
   run) shift; run "$@" ;;
   rows) shift; rows "$@" ;;
-  *) sed -n '6,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '6,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -49,13 +49,16 @@ PY
 # One private server with codec $5 in directory $4: load $1 (TSV of the raw lines of $2),
 # time the queries for app $3, write $4/result.json, stop the server.
 measure() {
-  local tsv=$1 events=$2 app=$3 dir=$4 codec=$5 url="" attempt
-  for attempt in 1 2 3; do
-    local base
+  local tsv=$1 events=$2 app=$3 dir=$4 codec=$5 url="" rc base
+  # server.sh exits 3 when a port is taken: only then is another free base worth a try.
+  for _ in 1 2 3; do
     base=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1] // 10 * 10 + 3)')
-    url=$(scripts/clickhouse/server.sh start --dir "$dir" --http-port "$base" --compression "$codec" | head -n 1) && break
+    rc=0
+    scripts/clickhouse/server.sh start --dir "$dir" --http-port "$base" --compression "$codec" >"$dir.urls" || rc=$?
+    [ "$rc" = 3 ] || break
   done
-  [ -n "$url" ] || { echo "(i) could not start ClickHouse" >&2; exit 1; }
+  [ "$rc" = 0 ] || { echo "(i) could not start ClickHouse (server.sh exit $rc)" >&2; exit 1; }
+  url=$(head -n 1 "$dir.urls")
   q() { curl -fsS "$url/" --data-binary "$1"; }
   # Seconds for one request, the response read in full and thrown away.
   timed() { curl -fsS -o /dev/null -w '%{time_total}\n' "$url/" --data-binary "$1"; }

@@ -60,9 +60,18 @@ measure() {
   [ "$rc" = 0 ] || { echo "(i) could not start ClickHouse (server.sh exit $rc)" >&2; exit 1; }
   url=$(head -n 1 "$dir.urls")
   q() { curl -fsS "$url/" --data-binary "$1"; }
-  # Seconds for one request, the response read in full and thrown away.
-  timed() { curl -fsS -o /dev/null -w '%{time_total}\n' "$url/" --data-binary "$1"; }
-  best_of_3() { { timed "$1"; timed "$1"; timed "$1"; } | sort -g | head -n 1; }
+  # "seconds bytes" of one request, the response read in full by curl and thrown away.
+  timed() { curl -fsS -o /dev/null -w '%{time_total} %{size_download}\n' "$url/" --data-binary "$1"; }
+  # The fastest of three runs of query $1, in seconds; with $2, every run must return $2 bytes.
+  best_of_3() {
+    local runs
+    runs=$(timed "$1"; timed "$1"; timed "$1")
+    if [ -n "${2:-}" ] && [ "$(cut -d' ' -f2 <<<"$runs" | sort -u)" != "$2" ]; then
+      echo "(i) expected $2 bytes from: $1; got $(cut -d' ' -f2 <<<"$runs" | tr '\n' ' ')" >&2
+      exit 1
+    fi
+    cut -d' ' -f1 <<<"$runs" | sort -g | head -n 1
+  }
 
   # The server derives every key column from the raw record (DEFAULT expressions), as our
   # daemon's ingest does, so the insert below is only the raw NDJSON. visitParamExtract*
@@ -93,8 +102,9 @@ measure() {
   in_window=$(q "SELECT count() FROM events WHERE $window")
   matched=$(q "SELECT count() FROM events WHERE app = '$app' AND $window")
   matched_bytes=$(q "SELECT sum(length(raw) + 1) FROM events WHERE app = '$app' AND $window")
-  rows_s=$(best_of_3 "SELECT raw FROM events WHERE app = '$app' AND $window FORMAT TabSeparatedRaw")
-  rows_sorted_s=$(best_of_3 "SELECT raw FROM events WHERE app = '$app' AND $window ORDER BY time FORMAT TabSeparatedRaw")
+  # The matched events' raw JSON, one per line (NDJSON), checked to be every byte of them.
+  rows_s=$(best_of_3 "SELECT raw FROM events WHERE app = '$app' AND $window FORMAT TabSeparatedRaw" "$matched_bytes")
+  rows_sorted_s=$(best_of_3 "SELECT raw FROM events WHERE app = '$app' AND $window ORDER BY time FORMAT TabSeparatedRaw" "$matched_bytes")
   stats_s=$(best_of_3 "SELECT statusCode, count() FROM events WHERE name = 'EnrollmentCall' AND $window GROUP BY statusCode FORMAT TabSeparated")
   local parts
   parts=$(q "SELECT sum(rows), sum(data_compressed_bytes), sum(data_uncompressed_bytes), sum(bytes_on_disk), count() FROM system.parts WHERE active AND database = 'default' AND table = 'events' FORMAT TabSeparated")

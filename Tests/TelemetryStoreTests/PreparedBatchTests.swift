@@ -63,7 +63,8 @@ import Testing
 
     @Test func bloomBuilderSetsTheBitsOfEveryDistinctTerm() {
         let keys = (0..<300).map {
-            RecordKeys(time: Int64($0), appId: "com.app\($0 % 3)", deviceId: "dev\($0 % 40)", identity: "", name: "AppLaunch", statusCode: $0 % 5)
+            RecordKeys(
+                time: Int64($0), appId: "com.app\($0 % 3)", deviceId: "dev\($0 % 40)", identity: "", name: "AppLaunch", statusCode: $0 % 5)
         }
         var terms = Set<BloomTerm>()
         for k in keys { terms.formUnion(BloomTerm.terms(of: k)) }

@@ -17,9 +17,11 @@ struct BloomFilter {
 
     init(bytes: [UInt8]) { bits = bytes }
 
-    mutating func insert(_ term: BloomTerm) {
+    mutating func insert(_ term: BloomTerm) { insert(hashes: term.hashes) }
+
+    mutating func insert(hashes: (UInt64, UInt64)) {
         let m = UInt64(bits.count * 8)
-        let (h1, h2) = term.hashes
+        let (h1, h2) = hashes
         for i in 0..<UInt64(Self.hashes) {
             let bit = (h1 &+ i &* h2) % m
             bits[Int(bit / 8)] |= 1 << UInt8(bit % 8)
@@ -35,6 +37,31 @@ struct BloomFilter {
             if bits[Int(bit / 8)] & (1 << UInt8(bit % 8)) == 0 { return false }
         }
         return true
+    }
+}
+
+/// Builds one batch's filter from its records' keys. The filter is sized by the number of
+/// distinct terms, so terms are gathered first, as their hash pairs (what the filter uses of
+/// a term): a set of two integers is cheaper to keep than one of tagged strings.
+struct BloomBuilder {
+    private struct TermHashes: Hashable {
+        let h1: UInt64
+        let h2: UInt64
+    }
+
+    private var terms = Set<TermHashes>()
+
+    mutating func add(_ keys: RecordKeys) {
+        for term in BloomTerm.terms(of: keys) {
+            let (h1, h2) = term.hashes
+            terms.insert(TermHashes(h1: h1, h2: h2))
+        }
+    }
+
+    func filter() -> BloomFilter {
+        var filter = BloomFilter(expected: terms.count)
+        for t in terms { filter.insert(hashes: (t.h1, t.h2)) }
+        return filter
     }
 }
 

@@ -1,4 +1,3 @@
-import Compression
 import Foundation
 import GRDB
 import TelemetryModel
@@ -30,7 +29,8 @@ extension EnvironmentDatabase {
         var batches: Int
     }
 
-    /// Writes a plan in one transaction: dedup, batch, compress, insert, commit+fsync.
+    /// Writes a plan in one transaction: dedup, insert the prepared batches (encoding only what
+    /// was not prepared), commit+fsync.
     /// `betweenKinds` runs when a transaction writing both kinds has written the first, and
     /// `beforeCommit` after every row is written (test seams: what they throw rolls the
     /// transaction back).
@@ -68,7 +68,8 @@ extension EnvironmentDatabase {
 }
 
 /// Turns groups of records into stored batches inside one transaction: drops retries of
-/// stored records, numbers the survivors, cuts, compresses and inserts the batches, and
+/// stored records, numbers the survivors, inserts their batches (prepared by the requests,
+/// or cut and compressed here for the rest), and
 /// creates the groups' incidents with the counts of what was actually stored.
 struct BatchWriter {
     let configuration: StoreConfiguration
@@ -96,15 +97,18 @@ struct BatchWriter {
     }
 
     /// Writes `groups` into `batch`, or into `staged_batch` under `staged`, numbering from
-    /// `firstSeq`. Records of one kind keep arrival order across groups.
+    /// `firstSeq`. Records of one kind keep arrival order across groups. A group whose
+    /// records all survive dedupe stores the batches its request prepared; the survivors of
+    /// the others (retries, and groups too small to prepare) are packed and encoded here.
     mutating func write(_ groups: [EnvironmentDatabase.Group], staged: String?, from firstSeq: Int64) throws -> Written {
         var outcomes = [AppendOutcome](repeating: AppendOutcome(stored: 0, duplicates: 0, ids: []), count: groups.count)
         var times = [(min: Int64, max: Int64)?](repeating: nil, count: groups.count)
         var nextSeq = firstSeq
         var kinds = Set<RecordKind>()
         for kind in RecordKind.allCases {
-            let arrivals = try survivors(of: kind, in: groups, outcomes: &outcomes, nextSeq: nextSeq)
-            guard !arrivals.isEmpty else { continue }
+            let survivors = try survivors(of: kind, in: groups, outcomes: &outcomes, nextSeq: nextSeq)
+            let stored = survivors.reduce(0) { $0 + $1.indices.count }
+            guard stored > 0 else { continue }
             if !kindsWritten.subtracting([kind]).isEmpty { try betweenKinds() }
             kinds.insert(kind)
             kindsWritten.insert(kind)
@@ -112,31 +116,47 @@ struct BatchWriter {
                 // Only survivors are counted, in the transaction that stores them; staged
                 // events are counted when they are published (CrossEnvironmentCommit).
                 var rollups = EventRollupDelta()
-                for arrival in arrivals { rollups.add(arrival.record.keys, receivedAt: groups[arrival.group].receivedAt) }
+                for s in survivors {
+                    let group = groups[s.group]
+                    if s.isWholeGroup, let prepared = group.prepared?.rollups {
+                        rollups.merge(prepared)
+                    } else {
+                        for i in s.indices { rollups.add(group.records[i].keys, receivedAt: group.receivedAt) }
+                    }
+                }
                 try rollups.apply(db)
             }
-            for (position, arrival) in arrivals.enumerated() {
-                outcomes[arrival.group].ids.append(nextSeq + Int64(position))
-                outcomes[arrival.group].stored += 1
-                let t = arrival.record.keys.time
-                times[arrival.group] = times[arrival.group].map { (min($0.min, t), max($0.max, t)) } ?? (t, t)
-            }
-            var start = 0
-            while start < arrivals.count {
-                var end = start
-                var bytes = 0
-                while end < arrivals.count, end - start < configuration.maxBatchRecords,
-                    bytes == 0 || bytes + arrivals[end].record.json.count < configuration.maxBatchBytes
-                {
-                    bytes += arrivals[end].record.json.count + 1
-                    end += 1
+            var seq = nextSeq
+            for s in survivors {
+                for i in s.indices {
+                    outcomes[s.group].ids.append(seq)
+                    outcomes[s.group].stored += 1
+                    seq += 1
+                    let t = groups[s.group].records[i].keys.time
+                    times[s.group] = times[s.group].map { (min($0.min, t), max($0.max, t)) } ?? (t, t)
                 }
-                try insertBatch(
-                    arrivals[start..<end].map(\.record), kind: kind, firstSeq: nextSeq + Int64(start),
-                    receivedAt: groups[arrivals[end - 1].group].receivedAt, staged: staged)
-                start = end
             }
-            nextSeq += Int64(arrivals.count)
+            // Consecutive survivors without prepared batches are packed together; a group
+            // with prepared batches cuts the run, so ids stay in arrival order.
+            var run: [DecodedRecord] = []
+            var runReceivedAt: Int64 = 0
+            seq = nextSeq
+            for s in survivors {
+                let group = groups[s.group]
+                if s.isWholeGroup, let prepared = group.prepared {
+                    seq = try insertPacked(run, kind: kind, firstSeq: seq, receivedAt: runReceivedAt, staged: staged)
+                    run.removeAll()
+                    for batch in prepared.batches {
+                        try insert(batch, kind: kind, firstSeq: seq, receivedAt: group.receivedAt, staged: staged)
+                        seq += Int64(batch.count)
+                    }
+                } else if !s.indices.isEmpty {
+                    for i in s.indices { run.append(group.records[i]) }
+                    runReceivedAt = group.receivedAt
+                }
+            }
+            _ = try insertPacked(run, kind: kind, firstSeq: seq, receivedAt: runReceivedAt, staged: staged)
+            nextSeq += Int64(stored)
         }
         for (g, group) in groups.enumerated() {
             guard var incident = group.incident else { continue }
@@ -150,61 +170,62 @@ struct BatchWriter {
         return Written(outcomes: outcomes, nextSeq: nextSeq, kinds: kinds)
     }
 
-    /// The records of `kind` that do not repeat a stored record, in arrival order, noting
-    /// duplicates in the outcomes. A record's identity is (kind, app, eventId) and, for a
-    /// diagnostic upload's records, its incident: the upload keeps its own copy.
+    /// The records of one group that are not retries of stored records.
+    private struct Survivors {
+        var group: Int
+        var indices: [Int]
+        /// Every record of the group survived: its prepared batches hold exactly these.
+        var isWholeGroup: Bool
+    }
+
+    /// The records of `kind` that do not repeat a stored record, group by group in arrival
+    /// order, noting duplicates in the outcomes. A record's identity is (kind, app, eventId)
+    /// and, for a diagnostic upload's records, its incident: the upload keeps its own copy.
     private func survivors(
         of kind: RecordKind, in groups: [EnvironmentDatabase.Group], outcomes: inout [AppendOutcome], nextSeq: Int64
-    ) throws -> [(record: DecodedRecord, group: Int)] {
-        var arrivals: [(record: DecodedRecord, group: Int)] = []
+    ) throws -> [Survivors] {
+        var result: [Survivors] = []
+        var seq = nextSeq
         for (g, group) in groups.enumerated() where group.kind == kind {
+            var indices: [Int] = []
+            indices.reserveCapacity(group.records.count)
             for (index, record) in group.records.enumerated() {
                 if let eventId = record.eventId {
                     // Records keep arrival order, so a survivor's id is known now.
-                    try dedup.execute(arguments: [
-                        kind.storedCode, record.keys.appId, eventId, record.keys.incident, nextSeq + Int64(arrivals.count),
-                    ])
+                    try dedup.execute(arguments: [kind.storedCode, record.keys.appId, eventId, record.keys.incident, seq])
                     if db.changesCount == 0 {
                         outcomes[g].duplicates += 1
                         outcomes[g].duplicateIndices.append(index)
                         continue
                     }
                 }
-                arrivals.append((record, g))
+                indices.append(index)
+                seq += 1
             }
+            result.append(Survivors(group: g, indices: indices, isWholeGroup: indices.count == group.records.count))
         }
-        return arrivals
+        return result
     }
 
-    private mutating func insertBatch(_ records: [DecodedRecord], kind: RecordKind, firstSeq: Int64, receivedAt: Int64, staged: String?)
-        throws
-    {
-        var payload: [UInt8] = []
-        payload.reserveCapacity(records.reduce(0) { $0 + $1.json.count + 1 })
-        var keys: [RecordKeys] = []
-        keys.reserveCapacity(records.count)
-        var terms = Set<BloomTerm>()
-        var minTime = Int64.max
-        var maxTime = Int64.min
-        var levelMask = 0
-        for record in records {
-            if !payload.isEmpty { payload.append(0x0A) }
-            payload.append(contentsOf: record.json)
-            keys.append(record.keys)
-            for term in BloomTerm.terms(of: record.keys) { terms.insert(term) }
-            minTime = min(minTime, record.keys.time)
-            maxTime = max(maxTime, record.keys.time)
-            if let l = record.keys.level { levelMask |= 1 << l.rawValue }
+    /// Encodes and inserts a run of records in as many batches as it takes; returns the seq
+    /// after the last.
+    private mutating func insertPacked(
+        _ run: [DecodedRecord], kind: RecordKind, firstSeq: Int64, receivedAt: Int64, staged: String?
+    ) throws -> Int64 {
+        var seq = firstSeq
+        for range in PreparedBatch.cuts(run, configuration: configuration) {
+            let batch = try PreparedBatch.encode(run[range], zlibLevel: configuration.zlibLevel)
+            try insert(batch, kind: kind, firstSeq: seq, receivedAt: receivedAt, staged: staged)
+            seq += Int64(batch.count)
         }
-        var bloom = BloomFilter(expected: terms.count)
-        for term in terms { bloom.insert(term) }
-        let compressedPayload = try Deflate.compress(payload, level: configuration.zlibLevel)
-        let compressedKeys = try Deflate.compress(KeysBlock.encode(keys), level: configuration.zlibLevel)
+        return seq
+    }
+
+    private mutating func insert(_ batch: PreparedBatch, kind: RecordKind, firstSeq: Int64, receivedAt: Int64, staged: String?) throws {
         let columns = "kind, firstSeq, count, minTime, maxTime, receivedAt, rawBytes, storedBytes, levelMask, bloom, keys, payload"
         var arguments: StatementArguments = [
-            kind.storedCode, firstSeq, records.count, minTime, maxTime, receivedAt, payload.count,
-            compressedPayload.count + compressedKeys.count, levelMask, Data(bloom.bits),
-            Data(compressedKeys), Data(compressedPayload),
+            kind.storedCode, firstSeq, batch.count, batch.minTime, batch.maxTime, receivedAt, batch.rawBytes,
+            batch.storedBytes, batch.levelMask, Data(batch.bloom), Data(batch.keys), Data(batch.payload),
         ]
         if let staged {
             arguments += [staged]
@@ -213,8 +234,8 @@ struct BatchWriter {
         } else {
             try db.execute(sql: "INSERT INTO batch(\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", arguments: arguments)
         }
-        rawBytes += payload.count
-        storedBytes += compressedPayload.count + compressedKeys.count
+        rawBytes += batch.rawBytes
+        storedBytes += batch.storedBytes
         batches += 1
     }
 

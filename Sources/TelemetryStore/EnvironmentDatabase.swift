@@ -43,6 +43,8 @@ final class EnvironmentDatabase: Sendable {
         var kind: RecordKind
         var receivedAt: Int64
         var incident: Incident?
+        /// The group's batches encoded ahead by the request's task (nil: the committer encodes).
+        var prepared: PreparedGroup? = nil
     }
 
     func incident(id: String) async throws -> Incident? {

@@ -6,7 +6,7 @@ import TelemetryModel
 /// The rollup rows a set of stored events adds, gathered in memory and then added to the
 /// `event_rollup` and `event_latency_rollup` tables in the caller's transaction — the one
 /// that makes the events visible, so rollups and records never disagree.
-struct EventRollupDelta {
+struct EventRollupDelta: Sendable {
     struct CountKey: Hashable {
         var hour: Int64
         var name: String
@@ -44,6 +44,24 @@ struct EventRollupDelta {
             entry.durations.add(d)
             entry.lastReceivedAt = max(entry.lastReceivedAt, receivedAt)
             latencies[lkey] = entry
+        }
+    }
+
+    /// Adds another delta's events (a request's, gathered before it queued).
+    mutating func merge(_ other: EventRollupDelta) {
+        events += other.events
+        for (key, value) in other.counts {
+            let c = counts[key]
+            counts[key] = ((c?.count ?? 0) + value.count, max(c?.lastReceivedAt ?? value.lastReceivedAt, value.lastReceivedAt))
+        }
+        for (key, value) in other.latencies {
+            guard var entry = latencies[key] else {
+                latencies[key] = value
+                continue
+            }
+            entry.durations.merge(value.durations)
+            entry.lastReceivedAt = max(entry.lastReceivedAt, value.lastReceivedAt)
+            latencies[key] = entry
         }
     }
 

@@ -5,8 +5,8 @@ import ServiceLifecycle
 import Synchronization
 import TelemetryModel
 
-/// Turns many concurrent appends into few durable commits. Requests enqueue and wait; the
-/// committer takes everything queued, writes it in one transaction per environment (one
+/// Turns many concurrent appends into few durable commits. Requests encode their batches
+/// (`PreparedBatch`), enqueue and wait; the committer takes everything queued, writes it in one transaction per environment (one
 /// fsync for many requests), then wakes every waiter. While a commit runs, new requests
 /// pile up and form the next group, so batching grows with load and durability costs one
 /// fsync per group rather than one per request. A request's kinds are written in the same
@@ -16,6 +16,8 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
     struct Pending: Sendable {
         var request: AppendRequest
         var environments: [TelemetryEnvironment]
+        /// Each environment's groups, one per kind, with their batches prepared.
+        var groups: [TelemetryEnvironment: [EnvironmentDatabase.Group]]
         var continuation: CheckedContinuation<AppendOutcomes, Error>
 
         var isCrossEnvironment: Bool { environments.count > 1 }
@@ -83,10 +85,14 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
             throw StoreError.invalidRequest("a diagnostic upload's records must all be log records")
         }
         let count = request.recordCount
+        // Encoding and compressing happen here, in the request's task and concurrently with
+        // other requests, so the single writer only inserts and fsyncs.
+        var groups: [TelemetryEnvironment: [EnvironmentDatabase.Group]] = [:]
+        for env in environments { groups[env] = try request.groups(for: env).map { try $0.prepared(configuration) } }
         return try await withCheckedThrowingContinuation { continuation in
             let queued = state.withLock { s -> Int? in
                 guard !s.closed else { return nil }
-                s.pending.append(Pending(request: request, environments: environments, continuation: continuation))
+                s.pending.append(Pending(request: request, environments: environments, groups: groups, continuation: continuation))
                 s.pendingRecords += count
                 return s.pendingRecords
             }
@@ -176,8 +182,8 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
         var plan = EnvironmentDatabase.CommitPlan()
         let visible = live.filter { !cycle.requests[$0].isCrossEnvironment }
         let staged = live.filter { cycle.requests[$0].isCrossEnvironment }
-        plan.visible = visible.flatMap { cycle.requests[$0].request.groups(for: env) }
-        plan.staged = staged.flatMap { cycle.requests[$0].request.groups(for: env) }
+        plan.visible = visible.flatMap { cycle.requests[$0].groups[env] ?? [] }
+        plan.staged = staged.flatMap { cycle.requests[$0].groups[env] ?? [] }
         plan.stage = cycle.stage
         do {
             let result = try await commit(plan, env: env)
@@ -200,7 +206,7 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
         let live = cycle.live(in: env)
         guard !live.isEmpty else { return }
         var plan = EnvironmentDatabase.CommitPlan()
-        plan.visible = live.flatMap { cycle.requests[$0].request.groups(for: env) }
+        plan.visible = live.flatMap { cycle.requests[$0].groups[env] ?? [] }
         let decides = live.contains { cycle.requests[$0].isCrossEnvironment }
         if decides {
             plan.decides = cycle.stage

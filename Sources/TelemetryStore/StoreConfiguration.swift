@@ -8,13 +8,22 @@ public struct StoreConfiguration: Sendable, Hashable {
     public var maxBatchRecords: Int
     /// ... or this many uncompressed bytes, whichever comes first.
     public var maxBatchBytes: Int
+    /// A request's records of one kind and environment, when at least this many, are
+    /// encoded into batches of their own by the request's task before they queue (see
+    /// `PreparedBatch`); fewer are packed with their neighbours' by the committer, so a
+    /// fleet of small requests still makes batches large enough to compress well.
+    public var minPreparedRecords: Int
     /// A commit that runs longer than this marks the committer as wedged (stops watchdog pings).
     public var wedgedAfterSeconds: Double
 
-    public init(zlibLevel: Int32 = 6, maxBatchRecords: Int = 8192, maxBatchBytes: Int = 4 << 20, wedgedAfterSeconds: Double = 20) {
+    public init(
+        zlibLevel: Int32 = 6, maxBatchRecords: Int = 8192, maxBatchBytes: Int = 4 << 20, minPreparedRecords: Int = 64,
+        wedgedAfterSeconds: Double = 20
+    ) {
         self.zlibLevel = zlibLevel
         self.maxBatchRecords = maxBatchRecords
         self.maxBatchBytes = maxBatchBytes
+        self.minPreparedRecords = minPreparedRecords
         self.wedgedAfterSeconds = wedgedAfterSeconds
     }
 }

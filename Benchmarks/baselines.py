@@ -5,7 +5,11 @@
   export LOGS OUT            convert log NDJSON into the systemd journal export format
   journal-remote PORT FILE BATCH SECONDS
                              POST export-format entries to systemd-journal-remote, records/s
-  scan URL APP SINCE UNTIL   page GET /v1/events?since&until&app=&limit=10000, time and count
+  scan URL APP SINCE UNTIL [json|ndjson]
+                             page GET /v1/events?since&until&app=&limit=10000, time, count, first byte
+  bundle-seed URL DIR DEVICE N
+                             POST N records of the dumped dataset (80% events, 20% logs) as one device
+  bundle URL DEVICE SINCE    GET /v1/bundles?device= (zip), time; records counted from its manifest
   stats URL HOURS            GET /v1/stats/{enrollment,launches,actions} over the HOURS whole hours
                              before the current one, from rollups and with source=records (best of 3)
 Each prints one JSON object.
@@ -73,38 +77,91 @@ def cmd_journal_remote(port, path, batch, seconds):
                       "errors": errors, "exhausted": i >= len(bodies)}))
 
 
-def cmd_scan(url, app, since, until):
+def cmd_scan(url, app, since, until, fmt="json"):
     u = urllib.parse.urlparse(url)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=300)
     params = {"since": since, "until": until, "app": app, "limit": "10000"}
-    # The daemon wrote its first-start admin token into the data directory bench.sh exported.
-    token_path = os.path.join(os.environ.get("MAMTELEMETRY_DATA_DIR", "data"), "admin.token")
-    headers = {"Accept": "application/json"}
-    if os.path.exists(token_path):
-        headers["Authorization"] = "Bearer " + open(token_path).read().strip()
+    headers = auth_headers()
+    headers["Accept"] = "application/x-ndjson" if fmt == "ndjson" else "application/json"
     events = pages = 0
     server_time = 0.0
+    first_byte = []
     t0 = time.monotonic()
     while True:
         q = "/v1/events?" + urllib.parse.urlencode(params)
         s = time.monotonic()
         conn.request("GET", q, headers=headers)
         r = conn.getresponse()
-        body = r.read()
+        head = r.read(1)
+        first_byte.append(time.monotonic() - s)
+        body = head + r.read()
         server_time += time.monotonic() - s
         if r.status != 200:
             print(json.dumps({"error": r.status, "body": body[:300].decode(errors="replace")}))
             return
-        page = json.loads(body)
-        events += len(page.get("events", []))
+        if fmt == "ndjson":
+            events += body.count(b"\n")
+            nxt = r.getheader("Next-Cursor")
+        else:
+            page = json.loads(body)
+            events += len(page.get("events", []))
+            nxt = page.get("nextCursor")
         pages += 1
-        nxt = page.get("nextCursor")
         if not nxt:
             break
         params["cursor"] = nxt
     total = time.monotonic() - t0
-    print(json.dumps({"matched": events, "pages": pages, "seconds": round(total, 3),
-                      "httpSeconds": round(server_time, 3)}))
+    print(json.dumps({"format": fmt, "matched": events, "pages": pages, "seconds": round(total, 3),
+                      "httpSeconds": round(server_time, 3), "matchedPerSecond": round(events / total),
+                      "firstByteMsMax": round(max(first_byte) * 1000, 1)}))
+
+
+def cmd_bundle_seed(url, directory, device, n):
+    u = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=300)
+    headers = auth_headers()
+    headers["Content-Type"] = "application/x-ndjson"
+    sent = 0
+    for name, path, share in (("events", "/v1/telemetry", 0.8), ("logs", "/v1/logs", 0.2)):
+        want = int(int(n) * share)
+        lines = []
+        with open(os.path.join(directory, name + ".ndjson"), "rb") as f:
+            for line in f:
+                if len(lines) >= want:
+                    break
+                rec = json.loads(line)
+                rec["deviceId"] = device
+                lines.append(json.dumps(rec, separators=(",", ":")).encode())
+        for i in range(0, len(lines), 500):
+            conn.request("POST", path, body=b"\n".join(lines[i:i + 500]), headers=headers)
+            r = conn.getresponse()
+            body = r.read()
+            if r.status != 200:
+                sys.exit("seeding failed: %d %s" % (r.status, body[:300]))
+            sent += len(lines[i:i + 500])
+    print(json.dumps({"seeded": sent, "device": device}))
+
+
+def cmd_bundle(url, device, since):
+    import io, zipfile
+    u = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=600)
+    headers = auth_headers()
+    headers["Accept"] = "*/*"
+    t0 = time.monotonic()
+    conn.request("GET", "/v1/bundles?" + urllib.parse.urlencode({"device": device, "since": since, "format": "zip"}),
+                 headers=headers)
+    r = conn.getresponse()
+    first = time.monotonic() - t0
+    body = r.read()
+    seconds = time.monotonic() - t0
+    if r.status != 200:
+        print(json.dumps({"error": r.status, "body": body[:300].decode(errors="replace")}))
+        return
+    counts = json.loads(zipfile.ZipFile(io.BytesIO(body)).read("manifest.json"))["counts"]
+    records = counts["telemetry"] + counts["logs"]
+    print(json.dumps({"records": records, "bytes": len(body), "seconds": round(seconds, 3),
+                      "recordsPerSecond": round(records / seconds), "firstByteMs": round(first * 1000, 1)}))
 
 
 def auth_headers():
@@ -159,5 +216,5 @@ def cmd_stats(url, hours):
 
 
 if __name__ == "__main__":
-    {"zlib": cmd_zlib, "export": cmd_export, "journal-remote": cmd_journal_remote, "scan": cmd_scan,
+    {"zlib": cmd_zlib, "export": cmd_export, "journal-remote": cmd_journal_remote, "scan": cmd_scan, "bundle-seed": cmd_bundle_seed, "bundle": cmd_bundle,
      "stats": cmd_stats}[sys.argv[1]](*sys.argv[2:])

@@ -94,6 +94,7 @@ public struct BundleBuilder: Sendable {
         var summary = BundleSummary()
         var files: [ManifestFile] = []
         let capture = Timeline.captureKeys.union(BundleSummary.captureKeys)
+        var lines = RecordLineWriter(capacity: 1 << 20)
 
         for (kind, name) in [(RecordKind.event, "telemetry.ndjson"), (.log, "logs.ndjson")] {
             let member = try MemberFile(name: name, directory: temporaryDirectory)
@@ -107,12 +108,15 @@ public struct BundleBuilder: Sendable {
                 let page = try await store.query(query)
                 for record in page.records {
                     let (json, captured) = redactor.redact(json: record.json, verbose: record.keys.level == .verbose, capture: capture)
-                    var line = Self.render(record, json: json)
-                    line.append(0x0A)
-                    try member.append(line)
+                    json.withUnsafeBufferPointer {
+                        lines.append(id: record.id, receivedAt: record.receivedAt, env: record.env, statusCode: record.keys.statusCode, json: $0)
+                    }
+                    lines.append(raw: CollectionOfOne(0x0A))
                     timeline.add(record, kind: kind, captured: captured)
                     summary.add(record, kind: kind, captured: captured)
                 }
+                // One write per page: the lines of a page are rendered into one buffer.
+                try member.append(lines.take())
                 guard let next = page.nextAfter, !page.records.isEmpty else { break }
                 query.after = next
             }
@@ -159,23 +163,6 @@ public struct BundleBuilder: Sendable {
         try await drain(archive, into: &sink)
         return BundleReport(
             counts: summary.counts, redaction: redactor.counts, files: files, journalIncluded: journalNote == nil)
-    }
-
-    /// The stored JSON with the server fields in front, as the query API shows it.
-    static func render(_ r: StoredRecord, json: [UInt8]) -> [UInt8] {
-        var w = JSONWriter(capacity: 96)
-        w.field("id", r.id)
-        w.field("receivedAt", Timestamp.format(milliseconds: r.receivedAt))
-        w.field("env", r.env.rawValue)
-        if let code = r.keys.statusCode, let name = EnrollmentStatus.name(of: code) { w.field("statusName", name) }
-        // Splice by hand (one bulk copy): this runs for every record of every bundle.
-        guard json.first == UInt8(ascii: "{") else { return json }
-        var out: [UInt8] = [UInt8(ascii: "{")]
-        out.reserveCapacity(json.count + w.bytes.count + 2)
-        out.append(contentsOf: w.bytes)
-        if json.dropFirst().first(where: { !RecordRedactor.isSpace($0) }) != UInt8(ascii: "}") { out.append(UInt8(ascii: ",")) }
-        json.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[1...])) }
-        return out
     }
 
     private func drain<S: BundleSink>(_ archive: ArchiveWriter, into sink: inout S) async throws {

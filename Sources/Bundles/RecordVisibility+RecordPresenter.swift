@@ -10,4 +10,6 @@ extension RecordVisibility: RecordPresenter {
         shown.json = present(json: record.json, verbose: record.keys.level == .verbose)
         return shown
     }
+
+    public var showsStoredBytes: Bool { piiAllowed }
 }

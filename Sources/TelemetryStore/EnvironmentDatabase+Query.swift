@@ -4,92 +4,125 @@ import GRDB
 import TelemetryModel
 
 extension EnvironmentDatabase {
-    /// Reads one page. Batches are visited in id order; a batch is skipped on its time
-    /// bounds (SQL), its level mask and its Bloom filter before anything is inflated, then
-    /// its keys block is filtered, and its payload is inflated only when a record matched.
+    /// Reads one page into memory: every record copied out of its batch.
     func query(_ q: RecordQuery) async throws -> RecordPage {
         let env = self.env
         return try await pool.read { db in
-            var sql = "SELECT firstSeq, count, receivedAt, levelMask, bloom, keys, payload FROM batch WHERE kind = ?"
-            var args: [any DatabaseValueConvertible] = [q.kind == .event ? 0 : 1]
-            if let since = q.since {
-                sql += " AND maxTime >= ?"
-                args.append(since)
-            }
-            if let until = q.until {
-                sql += " AND minTime <= ?"
-                args.append(until)
-            }
-            if let after = q.after {
-                sql += q.order == .asc ? " AND firstSeq + count > ?" : " AND firstSeq < ?"
-                args.append(q.order == .asc ? after + 1 : after)
-            }
-            sql += q.order == .asc ? " ORDER BY firstSeq ASC" : " ORDER BY firstSeq DESC"
-            let terms = q.requiredTerms
-            let needle = q.contains.map { Array($0.lowercased().utf8) }
-            var levelMaskNeeded = 0
-            if let minLevel = q.minLevel {
-                for l in LogLevel.allCases where l >= minLevel { levelMaskNeeded |= 1 << l.rawValue }
-            }
             var found: [StoredRecord] = []
-            let want = max(q.limit, 0) + 1
-            let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(args))
-            batches: while let row = try rows.next() {
-                if levelMaskNeeded != 0, (row["levelMask"] as Int) & levelMaskNeeded == 0 { continue }
-                let bloom = BloomFilter(bytes: [UInt8](row["bloom"] as Data))
-                if !terms.allSatisfy({ bloom.mightContain($0) }) { continue }
-                let firstSeq: Int64 = row["firstSeq"]
-                let receivedAt: Int64 = row["receivedAt"]
-                let keys = try KeysBlock.decode(Inflate.decompress([UInt8](row["keys"] as Data), format: .zlib))
-                var lines: [ArraySlice<UInt8>]?
-                func line(_ i: Int) throws -> ArraySlice<UInt8> {
-                    if lines == nil {
-                        let payload = try Inflate.decompress([UInt8](row["payload"] as Data), format: .zlib)
-                        lines = payload.split(separator: 0x0A, omittingEmptySubsequences: false)
-                        guard lines!.count == keys.count else {
-                            throw StoreError.corruptBlock("batch at seq \(firstSeq) has \(lines!.count) lines for \(keys.count) keys")
-                        }
-                    }
-                    return lines![i]
-                }
-                let indices: [Int] = q.order == .asc ? Array(keys.indices) : keys.indices.reversed()
-                for i in indices {
-                    let id = firstSeq + Int64(i)
-                    if let after = q.after, q.order == .asc ? id <= after : id >= after { continue }
-                    guard q.matches(keys[i]) else { continue }
-                    let json = try line(i)
-                    let stored = { StoredRecord(id: id, receivedAt: receivedAt, env: env, keys: keys[i], json: Array(json)) }
-                    let record: StoredRecord
-                    if let presenter = q.presenter {
-                        // Match the text the caller will see, never bytes it will not.
-                        record = presenter.present(stored())
-                        if let needle, !record.json[...].containsCaseInsensitive(needle) { continue }
-                    } else {
-                        if let needle, !json.containsCaseInsensitive(needle) { continue }
-                        record = stored()
-                    }
-                    found.append(record)
-                    if found.count >= want { break batches }
-                }
-            }
-            var next: Int64?
-            if found.count > q.limit {
-                found.removeLast(found.count - q.limit)
-                next = found.last?.id
-            }
+            let next = try Self.pass(q, env: env, db: db, readRecords: true) { found.append($0.stored) }
             return RecordPage(records: found, nextAfter: next)
+        }
+    }
+
+    /// Reads one page, handing each record to `visit` while its batch is in memory; from one
+    /// snapshot, so a page announced first (`announcePageEnd`) is the page then visited.
+    /// The cursor can be announced only when the keys alone decide a match: a `contains`
+    /// filter needs the records' text, so with one the announcement is skipped.
+    func scan(_ q: RecordQuery, announcePageEnd: Bool, _ visit: @Sendable (ScanEvent) -> Void) async throws -> Int64? {
+        let env = self.env
+        return try await pool.read { db in
+            if announcePageEnd, q.contains == nil {
+                visit(.pageEnd(try Self.pass(q, env: env, db: db, readRecords: false) { _ in }))
+            }
+            return try Self.pass(q, env: env, db: db, readRecords: true) { visit(.record($0)) }
+        }
+    }
+
+    /// One pass over the page. Batches are visited in id order; a batch is skipped on its
+    /// time bounds (SQL), its level mask and its Bloom filter before anything is inflated,
+    /// then its keys block is filtered, and its payload is inflated only when a record
+    /// matched and its bytes are needed (`readRecords`, or a `contains` filter). Returns
+    /// where the next page starts: the last record of this one when another match follows.
+    private static func pass(
+        _ q: RecordQuery, env: TelemetryEnvironment, db: Database, readRecords: Bool, visit: (ScannedRecord) throws -> Void
+    ) throws -> Int64? {
+        var sql = "SELECT firstSeq, count, receivedAt, levelMask, bloom, keys, payload FROM batch WHERE kind = ?"
+        var args: [any DatabaseValueConvertible] = [q.kind == .event ? 0 : 1]
+        if let since = q.since {
+            sql += " AND maxTime >= ?"
+            args.append(since)
+        }
+        if let until = q.until {
+            sql += " AND minTime <= ?"
+            args.append(until)
+        }
+        if let after = q.after {
+            sql += q.order == .asc ? " AND firstSeq + count > ?" : " AND firstSeq < ?"
+            args.append(q.order == .asc ? after + 1 : after)
+        }
+        sql += q.order == .asc ? " ORDER BY firstSeq ASC" : " ORDER BY firstSeq DESC"
+        let terms = q.requiredTerms
+        let needle = q.contains.map { Array($0.lowercased().utf8) }
+        // The caller is shown the stored bytes: no per-record presenting, no copy.
+        let presenter = q.presenter.flatMap { $0.showsStoredBytes ? nil : $0 }
+        let needsBytes = readRecords || needle != nil
+        var levelMaskNeeded = 0
+        if let minLevel = q.minLevel {
+            for l in LogLevel.allCases where l >= minLevel { levelMaskNeeded |= 1 << l.rawValue }
+        }
+        let limit = max(q.limit, 0)
+        var accepted = 0
+        var lastAccepted: Int64?
+        let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(args))
+        while let row = try rows.next() {
+            if levelMaskNeeded != 0, (row["levelMask"] as Int) & levelMaskNeeded == 0 { continue }
+            let bloom = BloomFilter(bytes: [UInt8](row["bloom"] as Data))
+            if !terms.allSatisfy({ bloom.mightContain($0) }) { continue }
+            let firstSeq: Int64 = row["firstSeq"]
+            let receivedAt: Int64 = row["receivedAt"]
+            let keys = try KeysBlock.decode(inflatedBlock(row, column: "keys"))
+            var lines: BatchLines?
+            let indices: [Int] = q.order == .asc ? Array(keys.indices) : keys.indices.reversed()
+            for i in indices {
+                let id = firstSeq + Int64(i)
+                if let after = q.after, q.order == .asc ? id <= after : id >= after { continue }
+                guard q.matches(keys[i]) else { continue }
+                if needsBytes {
+                    if lines == nil {
+                        lines = try BatchLines(payload: inflatedBlock(row, column: "payload"), expected: keys.count, firstSeq: firstSeq)
+                    }
+                    let shown = try lines!.withLine(i) { raw -> Bool in
+                        func offer(_ json: UnsafeBufferPointer<UInt8>) throws -> Bool {
+                            // Match the text the caller will see, never bytes it will not.
+                            if let needle, !json.containsCaseInsensitive(needle) { return false }
+                            if accepted < limit, readRecords {
+                                try visit(ScannedRecord(id: id, receivedAt: receivedAt, env: env, keys: keys[i], json: json))
+                            }
+                            return true
+                        }
+                        guard let presenter else { return try offer(raw) }
+                        let stored = StoredRecord(id: id, receivedAt: receivedAt, env: env, keys: keys[i], json: Array(raw))
+                        return try presenter.present(stored).json.withUnsafeBufferPointer(offer)
+                    }
+                    guard shown else { continue }
+                }
+                if accepted == limit { return lastAccepted }
+                accepted += 1
+                lastAccepted = id
+            }
+        }
+        return nil
+    }
+
+    /// The one place a stored block (keys or payload) is inflated on the read path.
+    private static func inflatedBlock(_ row: Row, column: String) throws -> [UInt8] {
+        try row.withUnsafeData(named: column) { data in
+            guard let data else { throw StoreError.corruptBlock("batch without \(column)") }
+            return try data.withUnsafeBytes { raw in
+                try Inflate.decompress(raw.bindMemory(to: UInt8.self), format: .zlib)
+            }
         }
     }
 }
 
-extension ArraySlice where Element == UInt8 {
+extension UnsafeBufferPointer where Element == UInt8 {
     /// ASCII case-insensitive substring test; `needle` must already be lower-case.
     func containsCaseInsensitive(_ needle: [UInt8]) -> Bool {
         guard !needle.isEmpty else { return true }
         guard count >= needle.count else { return false }
         let first = needle[0]
-        var i = startIndex
-        let last = endIndex - needle.count
+        var i = 0
+        let last = count - needle.count
         while i <= last {
             if Self.lower(self[i]) == first {
                 var j = 1

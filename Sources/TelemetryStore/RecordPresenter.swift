@@ -5,4 +5,12 @@
 /// nothing of callers or scopes: it only applies what it is given.
 public protocol RecordPresenter: Sendable {
     func present(_ record: StoredRecord) -> StoredRecord
+
+    /// True when `present` returns every record exactly as stored (a caller allowed to see
+    /// everything): the store then hands out the stored bytes without presenting each one.
+    var showsStoredBytes: Bool { get }
+}
+
+extension RecordPresenter {
+    public var showsStoredBytes: Bool { false }
 }

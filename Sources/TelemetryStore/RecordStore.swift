@@ -12,6 +12,12 @@ public protocol RecordStore: Sendable {
 
     func query(_ query: RecordQuery) async throws -> RecordPage
 
+    /// Reads the page `query` would return without collecting it: each record is handed to
+    /// `visit` (bytes borrowed, see `ScannedRecord`) while its batch is in memory, so a large
+    /// page is never copied record by record. With `announcePageEnd`, and no `contains`
+    /// filter, the page's cursor is told first (`ScanEvent.pageEnd`). Returns the cursor.
+    func scan(_ query: RecordQuery, announcePageEnd: Bool, _ visit: @Sendable (ScanEvent) -> Void) async throws -> Int64?
+
     /// Visits the input of an event stats computation from one consistent snapshot: rollup
     /// rows for `scan.rollupHours`, the keys of the matching events for the rest of the window.
     func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws

@@ -49,6 +49,10 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
         try await databases[query.env].query(query)
     }
 
+    public func scan(_ query: RecordQuery, announcePageEnd: Bool, _ visit: @Sendable (ScanEvent) -> Void) async throws -> Int64? {
+        try await databases[query.env].scan(query, announcePageEnd: announcePageEnd, visit)
+    }
+
     public func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws {
         try await databases[scan.env].eventStats(scan, visit)
     }

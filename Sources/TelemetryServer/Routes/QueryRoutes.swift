@@ -26,14 +26,8 @@ struct QueryRoutes: Sendable {
         if follow {
             return FollowStream(store: store, query: query, serverSentEvents: accept.contains("text/event-stream")).response()
         }
-        let page = try await store.query(query)
-        if accept.contains("application/x-ndjson") || accept.contains("application/x-json-stream") {
-            var headers: HTTPFields = [:]
-            headers[.contentType] = "application/x-ndjson"
-            if let next = page.nextAfter { headers[HTTPField.Name("Next-Cursor")!] = Cursor.encode(after: next, for: query) }
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: RecordRendering.ndjson(page.records))))
-        }
-        return .json(RecordRendering.page(page, member: member, query: query))
+        let ndjson = accept.contains("application/x-ndjson") || accept.contains("application/x-json-stream")
+        return try await PageStream(store: store, query: query, member: member, ndjson: ndjson).response()
     }
 
     func incident(_ context: AppRequestContext) async throws -> Response {

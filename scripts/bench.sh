@@ -131,7 +131,7 @@ cat "$OUT/d-scan-ndjson.json"
 
 echo "== (j) bundle of one device with $BUNDLE_RECORDS records (80% events, 20% logs)"
 python3 Benchmarks/baselines.py bundle-seed "$URL" "$TMP/dataset" bench-bundle-device "$BUNDLE_RECORDS"
-python3 Benchmarks/baselines.py bundle "$URL" bench-bundle-device -1d | tee "$OUT/i-bundle.json"
+python3 Benchmarks/baselines.py bundle "$URL" bench-bundle-device -1d | tee "$OUT/j-bundle.json"
 
 echo "== (h) stats over a long window: hourly rollups vs reading every record, same daemon and answer"
 # History for the stats: events spread over the $STATS_HOURS whole hours before this one.
@@ -197,7 +197,7 @@ for name, f in (("JSON", "d-scan.json"), ("NDJSON", "d-scan-ndjson.json")):
     print(row("query matches returned, %s" % name, "%.0f matched/s (%d matched, first byte max %.1f ms)" % (m.get("matchedPerSecond", 0), m.get("matched", 0), m.get("firstByteMsMax", 0)),
               ">= 500,000/s, first byte < 50 ms", m.get("matchedPerSecond", 0) >= 500000 and m.get("firstByteMsMax", 1e9) < 50,
               "%.2fx raw zlib-6 one core (%.0f rec/s)" % (m.get("matchedPerSecond", 0) / z["recordsPerSecond"], z["recordsPerSecond"])))
-try: bu = L("i-bundle.json")
+try: bu = L("j-bundle.json")
 except Exception: bu = {}
 print(row("bundle, one device", "%.0f records/s (%d records, %.2f s, %.1f MB zip)" % (bu.get("recordsPerSecond", 0), bu.get("records", 0), bu.get("seconds", 0), bu.get("bytes", 0) / 1e6),
           ">= 200,000/s", bu.get("recordsPerSecond", 0) >= 200000,

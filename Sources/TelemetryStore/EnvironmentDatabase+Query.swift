@@ -21,8 +21,16 @@ extension EnvironmentDatabase {
                 args.append(until)
             }
             if let after = q.after {
-                sql += q.order == .asc ? " AND firstSeq + count > ?" : " AND firstSeq < ?"
-                args.append(q.order == .asc ? after + 1 : after)
+                // Rows of a kind never overlap in ids, but a compacted segment's ids are not
+                // contiguous (firstSeq + count is not its end): ascending, start at the last
+                // row beginning at or before the cursor; its records up to it are skipped below.
+                if q.order == .asc {
+                    sql += " AND firstSeq >= coalesce((SELECT max(firstSeq) FROM batch WHERE kind = ? AND firstSeq <= ?), 0)"
+                    args += [q.kind == .event ? 0 : 1, after]
+                } else {
+                    sql += " AND firstSeq < ?"
+                    args.append(after)
+                }
             }
             sql += q.order == .asc ? " ORDER BY firstSeq ASC" : " ORDER BY firstSeq DESC"
             let terms = q.requiredTerms
@@ -40,11 +48,12 @@ extension EnvironmentDatabase {
                 if !terms.allSatisfy({ bloom.mightContain($0) }) { continue }
                 let firstSeq: Int64 = row["firstSeq"]
                 let receivedAt: Int64 = row["receivedAt"]
-                let keys = try KeysBlock.decode(Inflate.decompress([UInt8](row["keys"] as Data), format: .zlib))
+                let block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: firstSeq, receivedAt: receivedAt)
+                let keys = block.keys
                 var lines: [ArraySlice<UInt8>]?
                 func line(_ i: Int) throws -> ArraySlice<UInt8> {
                     if lines == nil {
-                        let payload = try Inflate.decompress([UInt8](row["payload"] as Data), format: .zlib)
+                        let payload = try block.payload([UInt8](row["payload"] as Data))
                         lines = payload.split(separator: 0x0A, omittingEmptySubsequences: false)
                         guard lines!.count == keys.count else {
                             throw StoreError.corruptBlock("batch at seq \(firstSeq) has \(lines!.count) lines for \(keys.count) keys")
@@ -54,11 +63,11 @@ extension EnvironmentDatabase {
                 }
                 let indices: [Int] = q.order == .asc ? Array(keys.indices) : keys.indices.reversed()
                 for i in indices {
-                    let id = firstSeq + Int64(i)
+                    let id = block.id(i)
                     if let after = q.after, q.order == .asc ? id <= after : id >= after { continue }
                     guard q.matches(keys[i]) else { continue }
                     let json = try line(i)
-                    let stored = { StoredRecord(id: id, receivedAt: receivedAt, env: env, keys: keys[i], json: Array(json)) }
+                    let stored = { StoredRecord(id: id, receivedAt: block.receivedAt(i), env: env, keys: keys[i], json: Array(json)) }
                     let record: StoredRecord
                     if let presenter = q.presenter {
                         // Match the text the caller will see, never bytes it will not.

@@ -10,11 +10,17 @@ public struct StoreConfiguration: Sendable, Hashable {
     public var maxBatchBytes: Int
     /// A commit that runs longer than this marks the committer as wedged (stops watchdog pings).
     public var wedgedAfterSeconds: Double
+    /// How the background compactor merges batches into segments.
+    public var compaction: CompactionPolicy
 
-    public init(zlibLevel: Int32 = 6, maxBatchRecords: Int = 8192, maxBatchBytes: Int = 4 << 20, wedgedAfterSeconds: Double = 20) {
+    public init(
+        zlibLevel: Int32 = 6, maxBatchRecords: Int = 8192, maxBatchBytes: Int = 4 << 20, wedgedAfterSeconds: Double = 20,
+        compaction: CompactionPolicy = .init()
+    ) {
         self.zlibLevel = zlibLevel
         self.maxBatchRecords = maxBatchRecords
         self.maxBatchBytes = maxBatchBytes
         self.wedgedAfterSeconds = wedgedAfterSeconds
+        self.compaction = compaction
     }
 }

@@ -2,12 +2,20 @@ import CZlib
 
 /// One-shot DEFLATE compression of a whole block (a stored batch, a test payload).
 public enum Deflate {
-    /// Compresses `input` at `level` (0-9; -1 is zlib's default, 6).
-    public static func compress(_ input: [UInt8], level: Int32 = 6, format: ZlibFormat = .zlib) throws -> [UInt8] {
+    /// Compresses `input` at `level` (0-9; -1 is zlib's default, 6). A preset `dictionary`
+    /// (zlib format only) primes the window with text the input is likely to repeat, so even
+    /// its first occurrences become back-references; the reader must pass the same bytes.
+    public static func compress(
+        _ input: [UInt8], level: Int32 = 6, format: ZlibFormat = .zlib, dictionary: [UInt8]? = nil
+    ) throws -> [UInt8] {
         var stream = z_stream()
         var rc = CZlib_deflateInit2(&stream, level, Z_DEFLATED, format.windowBits, 8, Z_DEFAULT_STRATEGY)
         guard rc == Z_OK else { throw CompressionError.zlib(code: rc, detail: "deflateInit2 failed") }
         defer { deflateEnd(&stream) }
+        if let dictionary {
+            rc = dictionary.withUnsafeBufferPointer { deflateSetDictionary(&stream, $0.baseAddress, uInt($0.count)) }
+            guard rc == Z_OK else { throw CompressionError.zlib(code: rc, detail: "deflateSetDictionary failed") }
+        }
         let bound = Int(deflateBound(&stream, uLong(input.count))) + 32
         var output = [UInt8](repeating: 0, count: bound)
         let written: Int = input.withUnsafeBufferPointer { inBuf in

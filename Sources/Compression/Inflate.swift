@@ -34,14 +34,19 @@ public enum Inflate {
 
     static let chunkSize = 64 * 1024
 
+    /// `dictionary` is the preset dictionary the stream was compressed with, if any: a
+    /// stream that asks for one when none (or another) is given is refused as corrupt.
     public static func decompress(
-        _ input: [UInt8], format: ZlibFormat, limits: Limits = .trusted, reserve: OutputReservation = { _ in }
+        _ input: [UInt8], format: ZlibFormat, limits: Limits = .trusted, dictionary: [UInt8]? = nil,
+        reserve: OutputReservation = { _ in }
     ) throws -> [UInt8] {
-        try input.withUnsafeBufferPointer { try decompress($0, format: format, limits: limits, reserve: reserve) }
+        try input.withUnsafeBufferPointer {
+            try decompress($0, format: format, limits: limits, dictionary: dictionary, reserve: reserve)
+        }
     }
 
     public static func decompress(
-        _ input: UnsafeBufferPointer<UInt8>, format: ZlibFormat, limits: Limits = .trusted,
+        _ input: UnsafeBufferPointer<UInt8>, format: ZlibFormat, limits: Limits = .trusted, dictionary: [UInt8]? = nil,
         reserve: OutputReservation = { _ in }
     ) throws -> [UInt8] {
         var stream = z_stream()
@@ -60,6 +65,12 @@ public enum Inflate {
                 stream.next_out = buf.baseAddress
                 stream.avail_out = uInt(chunkSize)
                 rc = inflate(&stream, Z_NO_FLUSH)
+                if rc == Z_NEED_DICT, let dictionary {
+                    // zlib stops at the header to ask for the dictionary (checked against
+                    // the Adler-32 the writer put there), then carries on where it stopped.
+                    rc = dictionary.withUnsafeBufferPointer { inflateSetDictionary(&stream, $0.baseAddress, uInt($0.count)) }
+                    if rc == Z_OK { rc = inflate(&stream, Z_NO_FLUSH) }
+                }
                 return chunkSize - Int(stream.avail_out)
             }
             switch rc {

@@ -28,6 +28,8 @@ public struct DaemonComponents: Sendable {
     public let metrics: PrometheusMetrics
     public let disk: DiskGuard
     public let retention: RetentionService
+    /// Merges the store's old small batches into segments in the background.
+    public let compactor: any Service
     public let tokens: TokenStore
     /// What `systemctl reload` changes while running; components read it when they act.
     public let settings: LiveSettings
@@ -65,6 +67,7 @@ public struct DaemonComponents: Sendable {
             store: sqlite, policy: { settings.current.retention }, logger: logger, clock: clock,
             metrics: metrics.factory)
         self.retention = retention
+        compactor = sqlite.compactor
         let transitions = DiskTransitionLog(logger: logger, dataDirectory: dir.path)
         disk = DiskGuard(
             directory: dir, configuration: { settings.current.disk }, space: space, retention: retention,
@@ -88,7 +91,7 @@ public struct DaemonComponents: Sendable {
     }
 
     /// The background services every daemon runs beside the HTTP server.
-    public var services: [any Service] { storeServices + [drops, disk, retention] }
+    public var services: [any Service] { storeServices + [drops, disk, retention, compactor] }
 }
 
 /// Extra wiring the daemon adds around the HTTP application (journald, systemd).

@@ -1,6 +1,6 @@
 /// The moments of a commit where a test can make the store fail or stop the process, to
 /// prove a request is stored all or nothing, across kinds and environments (see
-/// CrossEnvironmentCommit).
+/// CrossEnvironmentCommit), and that compaction keeps every record exactly once.
 public enum CommitFaultPoint: String, Sendable, CaseIterable {
     /// Inside an environment's transaction that writes both kinds (an OTLP request's log
     /// records and events), after the first kind's rows and before the second's: a throw
@@ -15,6 +15,11 @@ public enum CommitFaultPoint: String, Sendable, CaseIterable {
     /// The decision is durable; the staged records are not yet published. A crash here
     /// must leave the whole request stored (published when the store next opens).
     case afterDecision = "after-decision"
+    /// Inside a compaction's transaction, after the merged rows are deleted and before their
+    /// segment is inserted: a crash here must leave the rows as they were.
+    case compactionMidMerge = "compaction-mid-merge"
+    /// A compaction's transaction is durable: a crash here must leave the segment only.
+    case afterCompaction = "after-compaction"
 }
 
 /// A test seam the store takes as a parameter: called at each `CommitFaultPoint` a commit

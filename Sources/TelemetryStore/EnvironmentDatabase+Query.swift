@@ -47,8 +47,16 @@ extension EnvironmentDatabase {
             args.append(until)
         }
         if let after = q.after {
-            sql += q.order == .asc ? " AND firstSeq + count > ?" : " AND firstSeq < ?"
-            args.append(q.order == .asc ? after + 1 : after)
+            // Rows of a kind never overlap in ids, but a compacted segment's ids are not
+            // contiguous (firstSeq + count is not its end): ascending, start at the last
+            // row beginning at or before the cursor; its records up to it are skipped below.
+            if q.order == .asc {
+                sql += " AND firstSeq >= coalesce((SELECT max(firstSeq) FROM batch WHERE kind = ? AND firstSeq <= ?), 0)"
+                args += [q.kind == .event ? 0 : 1, after]
+            } else {
+                sql += " AND firstSeq < ?"
+                args.append(after)
+            }
         }
         sql += q.order == .asc ? " ORDER BY firstSeq ASC" : " ORDER BY firstSeq DESC"
         let terms = q.requiredTerms
@@ -70,28 +78,29 @@ extension EnvironmentDatabase {
             if !terms.allSatisfy({ bloom.mightContain($0) }) { continue }
             let firstSeq: Int64 = row["firstSeq"]
             let receivedAt: Int64 = row["receivedAt"]
-            let keys = try KeysBlock.decode(inflatedBlock(row, column: "keys"))
+            let block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: firstSeq, receivedAt: receivedAt)
+            let keys = block.keys
             var lines: BatchLines?
             let indices: [Int] = q.order == .asc ? Array(keys.indices) : keys.indices.reversed()
             for i in indices {
-                let id = firstSeq + Int64(i)
+                let id = block.id(i)
                 if let after = q.after, q.order == .asc ? id <= after : id >= after { continue }
                 guard q.matches(keys[i]) else { continue }
                 if needsBytes {
                     if lines == nil {
-                        lines = try BatchLines(payload: inflatedBlock(row, column: "payload"), expected: keys.count, firstSeq: firstSeq)
+                        lines = try BatchLines(payload: block.payload([UInt8](row["payload"] as Data)), expected: keys.count, firstSeq: firstSeq)
                     }
                     let shown = try lines!.withLine(i) { raw -> Bool in
                         func offer(_ json: UnsafeBufferPointer<UInt8>) throws -> Bool {
                             // Match the text the caller will see, never bytes it will not.
                             if let needle, !json.containsCaseInsensitive(needle) { return false }
                             if accepted < limit, readRecords {
-                                try visit(ScannedRecord(id: id, receivedAt: receivedAt, env: env, keys: keys[i], json: json))
+                                try visit(ScannedRecord(id: id, receivedAt: block.receivedAt(i), env: env, keys: keys[i], json: json))
                             }
                             return true
                         }
                         guard let presenter else { return try offer(raw) }
-                        let stored = StoredRecord(id: id, receivedAt: receivedAt, env: env, keys: keys[i], json: Array(raw))
+                        let stored = StoredRecord(id: id, receivedAt: block.receivedAt(i), env: env, keys: keys[i], json: Array(raw))
                         return try presenter.present(stored).json.withUnsafeBufferPointer(offer)
                     }
                     guard shown else { continue }
@@ -102,16 +111,6 @@ extension EnvironmentDatabase {
             }
         }
         return nil
-    }
-
-    /// The one place a stored block (keys or payload) is inflated on the read path.
-    private static func inflatedBlock(_ row: Row, column: String) throws -> [UInt8] {
-        try row.withUnsafeData(named: column) { data in
-            guard let data else { throw StoreError.corruptBlock("batch without \(column)") }
-            return try data.withUnsafeBytes { raw in
-                try Inflate.decompress(raw.bindMemory(to: UInt8.self), format: .zlib)
-            }
-        }
     }
 }
 

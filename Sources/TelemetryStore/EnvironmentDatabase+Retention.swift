@@ -91,11 +91,15 @@ extension EnvironmentDatabase {
     /// Deletes the matching batches and the dedup ids of their records.
     private static func deleteBatches(where condition: String, _ arguments: StatementArguments, db: Database) throws -> RetentionResult {
         var result = RetentionResult()
-        let rows = try Row.fetchAll(db, sql: "SELECT id, firstSeq, count, storedBytes FROM batch WHERE \(condition)", arguments: arguments)
+        let rows = try Row.fetchAll(
+            db, sql: "SELECT id, kind, firstSeq, count, storedBytes, keys FROM batch WHERE \(condition)", arguments: arguments)
         for row in rows {
-            let first: Int64 = row["firstSeq"]
             let count: Int64 = row["count"]
-            try db.execute(sql: "DELETE FROM event_id WHERE seq >= ? AND seq < ?", arguments: [first, first + count])
+            // A segment's ids have the other kind's in between: its span, of its own kind.
+            let ids = try StoredBlock.idSpan(keysBlob: [UInt8](row["keys"] as Data), firstSeq: row["firstSeq"], count: count)
+            try db.execute(
+                sql: "DELETE FROM event_id WHERE seq >= ? AND seq <= ? AND kind = ?",
+                arguments: [ids.lowerBound, ids.upperBound, row["kind"] as Int])
             try db.execute(sql: "DELETE FROM batch WHERE id = ?", arguments: [row["id"] as Int64])
             result.batches += 1
             result.records += Int(count)
@@ -117,13 +121,16 @@ extension EnvironmentDatabase {
     static func scrubVerbose(olderThan cutoff: Int64, db: Database, level: Int32 = 6) throws -> Int {
         let rows = try Row.fetchAll(
             db,
-            sql:
-                "SELECT id, keys, payload, levelMask FROM batch WHERE kind = 1 AND (levelMask & 1) = 1 AND (levelMask & ?) = 0 AND receivedAt < ?",
+            sql: """
+                SELECT id, firstSeq, receivedAt, keys, payload, levelMask FROM batch
+                WHERE kind = 1 AND (levelMask & 1) = 1 AND (levelMask & ?) = 0 AND receivedAt < ?
+                """,
             arguments: [verboseScrubbedBit, cutoff])
         var scrubbed = 0
         for row in rows {
-            var keys = try KeysBlock.decode(Inflate.decompress([UInt8](row["keys"] as Data), format: .zlib))
-            let payload = try Inflate.decompress([UInt8](row["payload"] as Data), format: .zlib)
+            let block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: row["firstSeq"], receivedAt: row["receivedAt"])
+            var keys = block.keys
+            let payload = try block.payload([UInt8](row["payload"] as Data))
             var lines = payload.split(separator: 0x0A, omittingEmptySubsequences: false).map(Array.init)
             guard lines.count == keys.count else { throw StoreError.corruptBlock("batch \(row["id"] as Int64) lines/keys mismatch") }
             for i in keys.indices where keys[i].level == .verbose {
@@ -147,8 +154,17 @@ extension EnvironmentDatabase {
                 if n > 0 { joined.append(0x0A) }
                 joined.append(contentsOf: line)
             }
-            let newPayload = try Deflate.compress(joined, level: level)
-            let newKeys = try Deflate.compress(KeysBlock.encode(keys), level: level)
+            let newPayload: [UInt8]
+            let newKeys: [UInt8]
+            if block.isSegment {
+                let records = lines.indices.map { i in
+                    Segment.Record(id: block.id(i), receivedAt: block.receivedAt(i), keys: keys[i], json: lines[i][...])
+                }
+                (newKeys, newPayload, _) = try Segment.encode(records)
+            } else {
+                newPayload = try Deflate.compress(joined, level: level)
+                newKeys = try Deflate.compress(KeysBlock.encode(keys), level: level)
+            }
             try db.execute(
                 sql: "UPDATE batch SET payload = ?, keys = ?, storedBytes = ?, levelMask = levelMask | ? WHERE id = ?",
                 arguments: [Data(newPayload), Data(newKeys), newPayload.count + newKeys.count, verboseScrubbedBit, row["id"] as Int64])

@@ -25,7 +25,7 @@ extension EnvironmentDatabase {
                     """,
                 arguments: [scan.since, scan.until, skipFrom, skipUntil])
             while let row = try rows.next() {
-                let keys = try KeysBlock.decode(Inflate.decompress([UInt8](row["keys"] as Data), format: .zlib))
+                let keys = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: 0, receivedAt: 0).keys
                 for k in keys where k.name == scan.name && k.time >= scan.since && k.time <= scan.until {
                     if k.time >= skipFrom && k.time < skipUntil { continue }
                     if let app = scan.app, k.appId != app { continue }

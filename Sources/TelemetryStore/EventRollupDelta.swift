@@ -69,10 +69,8 @@ struct EventRollupDelta: Sendable {
     mutating func addBatches(_ db: Database, sql: String, arguments: StatementArguments = []) throws {
         let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         while let row = try rows.next() {
-            let receivedAt: Int64 = row["receivedAt"]
-            for k in try KeysBlock.decode(Inflate.decompress([UInt8](row["keys"] as Data), format: .zlib)) {
-                add(k, receivedAt: receivedAt)
-            }
+            let block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: 0, receivedAt: row["receivedAt"])
+            for (i, k) in block.keys.enumerated() { add(k, receivedAt: block.receivedAt(i)) }
         }
     }
 

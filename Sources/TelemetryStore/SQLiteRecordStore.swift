@@ -12,6 +12,8 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
     let databases: PerEnvironment<EnvironmentDatabase>
     let broadcaster = CommitBroadcaster()
     public let committer: GroupCommitter
+    /// Merges old batches into segments; run it in the service group beside retention.
+    public let compactor: Compactor
     public let directory: URL
 
     /// `clock` stamps each batch's receive time and times commits; `metrics` receives the
@@ -39,6 +41,8 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
         committer = GroupCommitter(
             databases: dbs, broadcaster: broadcaster, configuration: configuration, faults: faults, clock: clock, metrics: metrics,
             logger: logger)
+        compactor = Compactor(
+            databases: dbs, policy: configuration.compaction, faults: faults, clock: clock, metrics: metrics, logger: logger)
     }
 
     public func append(_ request: AppendRequest) async throws -> AppendOutcomes {

@@ -15,15 +15,18 @@ public struct StoreConfiguration: Sendable, Hashable {
     public var minPreparedRecords: Int
     /// A commit that runs longer than this marks the committer as wedged (stops watchdog pings).
     public var wedgedAfterSeconds: Double
+    /// How the background compactor merges batches into segments.
+    public var compaction: CompactionPolicy
 
     public init(
         zlibLevel: Int32 = 6, maxBatchRecords: Int = 8192, maxBatchBytes: Int = 4 << 20, minPreparedRecords: Int = 64,
-        wedgedAfterSeconds: Double = 20
+        wedgedAfterSeconds: Double = 20, compaction: CompactionPolicy = .init()
     ) {
         self.zlibLevel = zlibLevel
         self.maxBatchRecords = maxBatchRecords
         self.maxBatchBytes = maxBatchBytes
         self.minPreparedRecords = minPreparedRecords
         self.wedgedAfterSeconds = wedgedAfterSeconds
+        self.compaction = compaction
     }
 }

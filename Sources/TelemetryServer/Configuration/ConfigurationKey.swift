@@ -38,6 +38,7 @@ struct ConfigurationKey: Sendable {
             .init("logLevel", .applied) { $0.logLevel },
             .init("store.zlibLevel", .needsRestart) { "\($0.store.zlibLevel)" },
             .init("store.maxBatchRecords", .needsRestart) { "\($0.store.maxBatchRecords)" },
+            .init("store.compactAfterSeconds", .needsRestart) { "\($0.store.compaction.minimumAgeSeconds)" },
             .init("limits.maxBodyBytes", .needsRestart) { "\($0.maxBodyBytes)" },
             .init("limits.maxDecompressedBytes", .needsRestart) { "\($0.inflateLimits.maxOutputBytes)" },
             .init("limits.maxCompressionRatio", .needsRestart) { "\($0.inflateLimits.maxRatio)" },

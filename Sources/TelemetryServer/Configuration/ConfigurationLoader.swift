@@ -58,6 +58,8 @@ public enum ConfigurationLoader {
 
         c.store.zlibLevel = Int32(try bounded(config, "store.zlibLevel", Int(c.store.zlibLevel), 0...9))
         c.store.maxBatchRecords = try bounded(config, "store.maxBatchRecords", c.store.maxBatchRecords, 1...1_000_000)
+        c.store.compaction.minimumAgeSeconds = Int64(
+            try bounded(config, "store.compactAfterSeconds", Int(c.store.compaction.minimumAgeSeconds), 0...31_536_000))
 
         c.maxBodyBytes = try bounded(config, "limits.maxBodyBytes", c.maxBodyBytes, 1024...(1 << 30))
         c.inflateLimits.maxOutputBytes = try bounded(

@@ -1,0 +1,254 @@
+import Compression
+import TelemetryModel
+
+/// The compacted form of a row of `batch`: the records of many adjacent small batches of one
+/// kind, written by the ``Compactor``. Unlike a batch its ids need not be contiguous (the
+/// other kind's records take ids in between), and each record keeps its own receive time.
+///
+/// Keys blob: a marker byte (a batch's keys blob is a zlib stream, whose first byte always
+/// has 8 in its low nibble, so the first byte tells the formats apart), varints first id and
+/// last id − first id (retention reads the id span without inflating), the ``GuidTable``,
+/// then a zlib stream (preset dictionary ``SegmentDictionary/keys``) of columns: ids,
+/// receive times, times, then each string field as a dictionary of its distinct values with
+/// one code per record, then status codes, durations, outcomes and levels.
+/// Payload blob: the NDJSON lines with GUIDs coded, zlib with ``SegmentDictionary/payload``.
+enum Segment {
+    static let marker: UInt8 = 0x01
+    static let zlibLevel: Int32 = 9
+
+    struct Record {
+        var id: Int64
+        var receivedAt: Int64
+        var keys: RecordKeys
+        var json: ArraySlice<UInt8>
+    }
+
+    /// The decoded keys blob: what queries filter on, without the payload.
+    struct Keys {
+        var ids: [Int64]
+        var receivedAt: [Int64]
+        var keys: [RecordKeys]
+        var guids: GuidTable
+    }
+
+    static func isSegment(_ keysBlob: [UInt8]) -> Bool { keysBlob.first == marker }
+
+    /// Encodes `records` (ascending ids) into a keys blob and a payload blob.
+    static func encode(_ records: [Record]) throws -> (keys: [UInt8], payload: [UInt8], rawBytes: Int) {
+        precondition(!records.isEmpty, "a segment holds at least one record")
+        var guids = GuidTable()
+        var text: [UInt8] = []
+        text.reserveCapacity(records.reduce(0) { $0 + $1.json.count + 1 } / 2)
+        var rawBytes = 0
+        for (n, record) in records.enumerated() {
+            if n > 0 {
+                text.append(0x0A)
+                rawBytes += 1
+            }
+            guids.code(record.json, into: &text, relative: true)
+            rawBytes += record.json.count
+        }
+        let columns = encodeColumns(records, guids: &guids)
+        var head = ByteWriter()
+        head.bytes.append(marker)
+        head.varint(UInt64(records[0].id))
+        head.varint(UInt64(records[records.count - 1].id - records[0].id))
+        let table = guids.stored
+        head.varint(UInt64(table.count / 16))
+        head.bytes.append(contentsOf: table)
+        head.bytes.append(contentsOf: try Deflate.compress(columns, level: zlibLevel, dictionary: SegmentDictionary.keys))
+        let payload = try Deflate.compress(text, level: zlibLevel, dictionary: SegmentDictionary.payload)
+        return (head.bytes, payload, rawBytes)
+    }
+
+    /// The first and last id of a segment's keys blob, read from its uncompressed head.
+    static func idSpan(_ keysBlob: [UInt8]) throws -> ClosedRange<Int64> {
+        var r = ByteReader(keysBlob)
+        guard try r.byte() == marker else { throw StoreError.corruptBlock("not a segment") }
+        let first = Int64(bitPattern: try r.varint())
+        let span = Int64(bitPattern: try r.varint())
+        guard span >= 0 else { throw StoreError.corruptBlock("segment id span out of range") }
+        return first...(first + span)
+    }
+
+    static func decodeKeys(_ keysBlob: [UInt8]) throws -> Keys {
+        var r = ByteReader(keysBlob)
+        guard try r.byte() == marker else { throw StoreError.corruptBlock("not a segment") }
+        let first = Int64(bitPattern: try r.varint())
+        _ = try r.varint()
+        let guidCount = try r.varint()
+        guard guidCount <= UInt64(keysBlob.count / 16) else { throw StoreError.corruptBlock("GUID table larger than block") }
+        let tableEnd = r.offset + Int(guidCount) * 16
+        let guids = try GuidTable(stored: keysBlob[r.offset..<tableEnd])
+        let columns = try Inflate.decompress(Array(keysBlob[tableEnd...]), format: .zlib, dictionary: SegmentDictionary.keys)
+        var keys = try decodeColumns(columns, firstId: first, guids: guids)
+        keys.guids = guids
+        return keys
+    }
+
+    /// The NDJSON of a segment, given its decoded keys (for the GUID table).
+    static func decodePayload(_ payloadBlob: [UInt8], keys: Keys) throws -> [UInt8] {
+        let coded = try Inflate.decompress(payloadBlob, format: .zlib, dictionary: SegmentDictionary.payload)
+        var guids = keys.guids
+        var out: [UInt8] = []
+        try guids.decode(coded[...], into: &out, relative: true)
+        return out
+    }
+
+    // MARK: Columns
+
+    /// The string fields of ``RecordKeys`` in column order.
+    private static var stringFields: [WritableKeyPath<RecordKeys, String>] {
+        [\.appId, \.deviceId, \.sessionId, \.identity, \.name, \.detail, \.incident]
+    }
+
+    private static func encodeColumns(_ records: [Record], guids: inout GuidTable) -> [UInt8] {
+        var w = ByteWriter()
+        w.bytes.reserveCapacity(records.count * 24)
+        w.varint(UInt64(records.count))
+        var previous = records[0].id
+        for r in records {
+            w.varint(UInt64(r.id - previous))
+            previous = r.id
+        }
+        var previousTime: Int64 = 0
+        for r in records {
+            w.varint(KeysBlock.zigzag(r.receivedAt &- previousTime))
+            previousTime = r.receivedAt
+        }
+        previousTime = 0
+        for r in records {
+            w.varint(KeysBlock.zigzag(r.keys.time &- previousTime))
+            previousTime = r.keys.time
+        }
+        for field in stringFields {
+            // Distinct values in order of first use; a record's code is 0 for "the next new
+            // value" (most codes of a column of unique values, which zlib then squeezes to
+            // almost nothing), else 1 + the value's index.
+            var seen: [String: Int] = [:]
+            var values: [String] = []
+            var codes = ByteWriter()
+            for r in records {
+                let v = r.keys[keyPath: field]
+                if let i = seen[v] {
+                    codes.varint(UInt64(i + 1))
+                } else {
+                    seen[v] = values.count
+                    values.append(v)
+                    codes.bytes.append(0)
+                }
+            }
+            w.varint(UInt64(values.count))
+            for v in values {
+                var coded: [UInt8] = []
+                guids.code(Array(v.utf8)[...], into: &coded, relative: false)
+                w.varint(UInt64(coded.count))
+                w.bytes.append(contentsOf: coded)
+            }
+            w.bytes.append(contentsOf: codes.bytes)
+        }
+        for r in records { w.varint(r.keys.statusCode.map { KeysBlock.zigzag(Int64($0)) + 1 } ?? 0) }
+        for r in records {
+            // Whole milliseconds (what SDKs send) as a varint; anything else as the raw double.
+            if let d = r.keys.durationMs {
+                if d >= 0, d < 1e15, d.rounded() == d, d.sign == .plus {
+                    w.bytes.append(1)
+                    w.varint(UInt64(d))
+                } else {
+                    w.bytes.append(2)
+                    w.int64(Int64(bitPattern: d.bitPattern))
+                }
+            } else {
+                w.bytes.append(0)
+            }
+        }
+        for r in records { w.bytes.append(r.keys.succeeded.map { $0 ? 2 : 1 } ?? 0) }
+        for r in records { w.bytes.append(r.keys.level.map { UInt8($0.rawValue) + 1 } ?? 0) }
+        return w.bytes
+    }
+
+    private static func decodeColumns(_ bytes: [UInt8], firstId: Int64, guids: GuidTable) throws -> Keys {
+        var r = ByteReader(bytes)
+        let n = try r.varint()
+        guard n <= UInt64(bytes.count) else { throw StoreError.corruptBlock("record count larger than block") }
+        let count = Int(n)
+        var ids: [Int64] = []
+        ids.reserveCapacity(count)
+        var id = firstId
+        for _ in 0..<count {
+            id += Int64(bitPattern: try r.varint())
+            ids.append(id)
+        }
+        var receivedAt: [Int64] = []
+        receivedAt.reserveCapacity(count)
+        var t: Int64 = 0
+        for _ in 0..<count {
+            t &+= KeysBlock.unzigzag(try r.varint())
+            receivedAt.append(t)
+        }
+        var keys: [RecordKeys] = []
+        keys.reserveCapacity(count)
+        t = 0
+        for _ in 0..<count {
+            t &+= KeysBlock.unzigzag(try r.varint())
+            keys.append(RecordKeys(time: t, appId: ""))
+        }
+        var table = guids
+        for field in stringFields {
+            let valueCount = try r.varint()
+            guard valueCount <= UInt64(bytes.count) else { throw StoreError.corruptBlock("dictionary larger than block") }
+            var values: [String] = []
+            values.reserveCapacity(Int(valueCount))
+            for _ in 0..<valueCount {
+                let length = try r.varint()
+                guard length <= UInt64(bytes.count - r.offset) else { throw StoreError.corruptBlock("value past end") }
+                var text: [UInt8] = []
+                try table.decode(bytes[r.offset..<r.offset + Int(length)], into: &text, relative: false)
+                r.offset += Int(length)
+                values.append(String(decoding: text, as: UTF8.self))
+            }
+            var next = 0
+            for i in 0..<count {
+                let code = try r.varint()
+                let index: Int
+                if code == 0 {
+                    index = next
+                    next += 1
+                } else {
+                    index = Int(clamping: code - 1)
+                }
+                guard index < values.count else { throw StoreError.corruptBlock("dictionary code out of range") }
+                keys[i][keyPath: field] = values[index]
+            }
+        }
+        for i in 0..<count {
+            let z = try r.varint()
+            if z > 0 { keys[i].statusCode = Int(truncatingIfNeeded: KeysBlock.unzigzag(z - 1)) }
+        }
+        for i in 0..<count {
+            switch try r.byte() {
+            case 0: break
+            case 1: keys[i].durationMs = Double(try r.varint())
+            case 2: keys[i].durationMs = Double(bitPattern: UInt64(bitPattern: try r.int64()))
+            default: throw StoreError.corruptBlock("duration flag out of range")
+            }
+        }
+        for i in 0..<count {
+            switch try r.byte() {
+            case 0: break
+            case 1: keys[i].succeeded = false
+            case 2: keys[i].succeeded = true
+            default: throw StoreError.corruptBlock("success flag out of range")
+            }
+        }
+        for i in 0..<count {
+            let level = try r.byte()
+            if level > 0 {
+                guard let known = LogLevel(rawValue: Int(level) - 1) else { throw StoreError.corruptBlock("log level out of range") }
+                keys[i].level = known
+            }
+        }
+        guard r.atEnd else { throw StoreError.corruptBlock("bytes after the last column") }
+        return Keys(ids: ids, receivedAt: receivedAt, keys: keys, guids: guids)
+    }
+}

@@ -186,8 +186,8 @@ print(row("store compression ratio", "%.2fx (events %.2fx)" % (c["ratio"], c["ev
           "%.2fx of raw zlib-6 per %s-line batch (%.2fx); whole file %.2fx" % (c["eventRatio"] / z["ratioPerBatch"], a["batchSize"], z["ratioPerBatch"], z["ratioWholeFile"])))
 print(row("query scan (range + app filter)", "%.0f events/s (%d in window, %d matched, %d pages, %.2f s)" % (scan, window, d.get("matched", 0), d.get("pages", 0), d.get("seconds", 0)),
           ">= 500,000/s", scan >= 500000))
-for name, f in (("JSON", "d-scan.json"), ("NDJSON", "d-scan-ndjson.json")):
-    try: m = L(f)
+for name, scan_file in (("JSON", "d-scan.json"), ("NDJSON", "d-scan-ndjson.json")):
+    try: m = L(scan_file)
     except Exception: m = {}
     print(row("query matches returned, %s" % name, "%.0f matched/s (%d matched, first byte max %.1f ms)" % (m.get("matchedPerSecond", 0), m.get("matched", 0), m.get("firstByteMsMax", 0)),
               ">= 500,000/s, first byte < 50 ms", m.get("matchedPerSecond", 0) >= 500000 and m.get("firstByteMsMax", 1e9) < 50,

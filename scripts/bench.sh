@@ -223,8 +223,8 @@ print(row("stored bytes after compaction vs raw zlib-6 in 1,000-line batches", "
           "<= 0.8x", c["storedVsZlib6"] <= 0.8))
 print(row("query scan (range + app filter)", "%.0f events/s (%d in window, %d matched, %d pages, %.2f s)" % (scan, window, d.get("matched", 0), d.get("pages", 0), d.get("seconds", 0)),
           ">= 500,000/s", scan >= 500000))
-for name, f in (("JSON", "d-scan.json"), ("NDJSON", "d-scan-ndjson.json")):
-    try: m = L(f)
+for name, scan_file in (("JSON", "d-scan.json"), ("NDJSON", "d-scan-ndjson.json")):
+    try: m = L(scan_file)
     except Exception: m = {}
     print(row("query matches returned, %s" % name, "%.0f matched/s (%d matched, first byte max %.1f ms)" % (m.get("matchedPerSecond", 0), m.get("matched", 0), m.get("firstByteMsMax", 0)),
               ">= 500,000/s, first byte < 50 ms", m.get("matchedPerSecond", 0) >= 500000 and m.get("firstByteMsMax", 1e9) < 50,

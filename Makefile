@@ -9,6 +9,8 @@
 #   make deb CONFIG=debug     the same from the debug build CI already has (a test package:
 #                             it links the toolchain's Swift runtime, so only for this machine)
 #   make test / make bench    the project's test and benchmark scripts
+#   make microbench           component benchmarks (ordo-one/benchmark) in the Benchmarks/ package
+#   make callgrind            instructions per hot-path operation against Benchmarks/callgrind-baseline.tsv
 #
 # Layout (FHS): the real executables and their SwiftPM resource bundles live together in
 # $(libexecdir)/mamtelemetryd, because Foundation finds a target's resources next to the
@@ -77,7 +79,7 @@ UNIT_SED := -e 's|/usr/bin/mamtelemetryd|$(bindir)/mamtelemetryd|g' \
             -e 's|/etc/mamtelemetryd/|$(sysconfdir)/mamtelemetryd/|g' \
             -e 's|/usr/share/doc/mamtelemetryd/|$(docdir)/|g'
 
-.PHONY: all build install install-bin install-data uninstall deb package-deb test bench clean
+.PHONY: all build install install-bin install-data uninstall deb package-deb test bench microbench callgrind clean
 
 all: build
 
@@ -231,6 +233,14 @@ test:
 bench:
 	./scripts/deps.sh bench
 	./scripts/bench.sh
+
+# The component benchmarks are a package of their own (Benchmarks/Package.swift), so the
+# product build never compiles the benchmark framework; both build it in release.
+microbench:
+	cd Benchmarks && $(SWIFT) package benchmark
+
+callgrind:
+	./scripts/callgrind.sh
 
 # Removes only what this Makefile creates; `swift package clean` clears the Swift build.
 clean:

@@ -13,6 +13,14 @@ let package = Package(
     products: [
         .executable(name: "mamtelemetryd", targets: ["mamtelemetryd"]),
         .executable(name: "mamtelemetryctl", targets: ["mamtelemetryctl"]),
+        // The libraries the component benchmarks (the nested package in Benchmarks/) call: a
+        // package that depends on this one by path can use only its products. Declaring them
+        // builds nothing more for the daemon, the CLI or the tests.
+        .library(name: "TelemetryModel", targets: ["TelemetryModel"]),
+        .library(name: "Compression", targets: ["Compression"]),
+        .library(name: "TelemetryStore", targets: ["TelemetryStore"]),
+        .library(name: "Privacy", targets: ["Privacy"]),
+        .library(name: "Bundles", targets: ["Bundles"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),

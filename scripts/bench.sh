@@ -12,6 +12,7 @@
 #   ingesting the same log records over HTTP (vs. our logs-only ingest);
 #   (g) OTLP/HTTP protobuf logs ingest of the same kind of records, beside our NDJSON (f);
 #   (i) peer: ClickHouse holding the same events, the same queries (scripts/bench-clickhouse.sh).
+#   then (a), (c), (d) on the fleet and the GUID-heavy data sets, each against raw zlib-6 of itself.
 # Usage: scripts/bench.sh [--smoke] [--out DIR]      (make bench)
 # --smoke runs each step for ~2 s so CI keeps the suite working; its figures mean nothing.
 set -euo pipefail
@@ -253,4 +254,10 @@ print("errors by run:", errs or "none", "| pool wrapped (duplicates):", {k: x["p
 if smoke: print("(smoke mode: figures are not meaningful)")
 PY
 scripts/bench-clickhouse.sh rows "$OUT" | tee -a "$OUT/summary.txt"
+# ---- Fleet vs GUID-heavy data: steps (a), (c) and (d) once per data set of
+# `mamtelemetryctl bench --data`, each on a fresh daemon, beside raw zlib-6 of the same data.
+echo "== fleet vs GUID-heavy data sets (scripts/bench-datasets.sh)"
+BENCH_BIN=$BIN BENCH_SMOKE=$SMOKE BENCH_SECONDS=$D BENCH_CONCURRENCY=$CONC BENCH_BATCH=$BATCH \
+  scripts/bench-datasets.sh "$OUT/datasets"
+
 echo "results in $OUT"

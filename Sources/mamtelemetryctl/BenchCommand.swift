@@ -41,19 +41,26 @@ struct BenchCommand: AsyncParsableCommand {
             "Spread event times over this many whole hours before the current hour (default: the last 10 minutes), so stats over a long window have history to read."
     )
     var spreadHours: Int?
+    @Option(
+        help:
+            "Data set: guid (every record's device, app and session drawn on its own) or fleet (one device's batch per request, ids reused, some relayed multi-device requests; OTLP log bodies stay guid)."
+    )
+    var data: BenchDataSet = .guid
     @Flag(help: "Print the result as JSON.") var json = false
 
     func run() async throws {
         let nonce = UInt64(Date().timeIntervalSince1970 * 1000) & 0xFFFF_FFFF
         if let dump {
-            try BenchData.dump(to: dump, records: dumpRecords, nonce: nonce, ppe: ppeFraction, disabled: disabledFraction)
+            try BenchData.dump(
+                to: dump, records: dumpRecords, nonce: nonce, ppe: ppeFraction, disabled: disabledFraction, dataSet: data,
+                batchSize: batchSize)
             return
         }
         let expected = Int((rate ?? 60_000) * duration * 1.1)
         let pool = try BenchPool.make(
             records: poolRecords ?? min(max(expected, batchSize * concurrency * 2), 1_500_000), batchSize: batchSize,
             logsFraction: logsFraction, logsProtocol: logsProtocol, encoding: encoding, nonce: nonce, ppe: ppeFraction,
-            disabled: disabledFraction, times: spreadHours.map(BenchTimes.hoursBeforeThisHour) ?? .lastTenMinutes)
+            disabled: disabledFraction, times: spreadHours.map(BenchTimes.hoursBeforeThisHour) ?? .lastTenMinutes, dataSet: data)
 
         var config = HTTPClient.Configuration()
         config.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(concurrency, 1))

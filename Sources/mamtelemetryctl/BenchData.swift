@@ -62,49 +62,77 @@ struct BenchData {
         return "\(String(s[0..<8]))-\(String(s[8..<12]))-4\(String(s[13..<16]))-a\(String(s[17..<20]))-\(String(s[20..<32]))"
     }
 
+    /// A random time in the window.
     mutating func time() -> String {
-        let ms = times.startMs + Int64(below(Int(times.spanMs)))
-        let date = Date(timeIntervalSince1970: Double(ms) / 1000)
+        Self.timestamp(times.startMs + Int64(below(Int(times.spanMs))))
+    }
+
+    /// `ms` since the epoch as the SDK writes it (UTC, milliseconds).
+    static func timestamp(_ ms: Int64) -> String {
         var t = time_t(ms / 1000)
         var tmv = tm()
         gmtime_r(&t, &tmv)
-        _ = date
         return String(
             format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(tmv.tm_year) + 1900, Int(tmv.tm_mon) + 1, Int(tmv.tm_mday),
             Int(tmv.tm_hour), Int(tmv.tm_min), Int(tmv.tm_sec), Int(ms % 1000))
     }
 
+    /// One event of the GUID-heavy data set: every field drawn on its own, so a request mixes
+    /// 500 devices, apps and sessions (the fleet data set, `BenchFleet`, keeps them together).
     mutating func event(into out: inout [UInt8], id: UInt64) {
         let (app, version) = Self.apps[below(Self.apps.count)]
         let device = below(20_000)
-        let user = device % 15_000
         let kind = below(100)
-        var settings = "\"VerboseLoggingEnabled\":\"\(chance(0.1) ? "YES" : "NO")\""
-        if chance(ppe) { settings += ",\"MAMTelemetryUsePPE\":\"YES\"" }
-        if chance(disabled) { settings += ",\"MAMTelemetryDisabled\":\"YES\"" }
+        // The draws keep the order they always had, so a seed still gives the same data.
+        let settings = settings()
         let name: String
         let data: String
         if kind < 50 {
             name = "EnrollmentCall"
-            let code = weighted(Self.statusMix)
-            let (op, api) = Self.operations[below(Self.operations.count)]
-            data =
-                "{\"operation\":\"\(op)\",\"api\":\"\(api)\",\"statusCode\":\(code),\"didSucceed\":\(code == 100 || code == 101 ? "true" : "false"),\"durationMs\":\(80 + below(900))}"
+            data = enrollmentData(code: weighted(Self.statusMix))
         } else if kind < 80 {
             name = "AppLaunch"
-            data = "{\"managementType\":\"\(weighted(Self.management))\",\"coldStart\":\(chance(0.3)),\"launchMs\":\(200 + below(1500))}"
+            data = launchData(management: weighted(Self.management))
         } else {
             name = "IntuneAction"
-            data = "{\"action\":\"\(Self.actions[below(Self.actions.count)])\",\"initiatedBy\":\"\(chance(0.8) ? "admin" : "system")\"}"
+            data = actionData()
         }
-        let line =
-            "{\"name\":\"\(name)\",\"time\":\"\(time())\",\"appId\":\"\(app)\",\"appVersion\":\"\(version)\",\"sdkVersion\":\"19.6.\(below(3))\",\"platform\":\"\(device % 3 == 0 ? "Android" : "iOS")\",\"deviceId\":\"\(Self.guid(1, device))\",\"sessionId\":\"\(Self.guid(2, device * 7 + below(4)))\",\"identity\":\"user\(user)@contoso.com\",\"accountId\":\"\(Self.guid(3, user))\",\"tenantId\":\"\(Self.guid(4, user % 5))\",\"eventId\":\"\(String(nonce, radix: 16))-\(String(id, radix: 16))\",\"settings\":{\(settings)},\"data\":\(data)}\n"
-        out.append(contentsOf: line.utf8)
+        let event = BenchEvent(
+            name: name, time: time(), app: app, version: version, sdkPatch: below(3), device: device,
+            session: device * 7 + below(4), user: device % 15_000, settings: settings, data: data)
+        event.write(into: &out, nonce: nonce, id: id)
+    }
+
+    /// The `settings` members: verbose logging on one device in ten, PPE and opt-out by the fractions asked for.
+    mutating func settings() -> String {
+        var settings = "\"VerboseLoggingEnabled\":\"\(chance(0.1) ? "YES" : "NO")\""
+        if chance(ppe) { settings += ",\"MAMTelemetryUsePPE\":\"YES\"" }
+        if chance(disabled) { settings += ",\"MAMTelemetryDisabled\":\"YES\"" }
+        return settings
+    }
+
+    mutating func enrollmentData(code: Int) -> String {
+        let (op, api) = Self.operations[below(Self.operations.count)]
+        return
+            "{\"operation\":\"\(op)\",\"api\":\"\(api)\",\"statusCode\":\(code),\"didSucceed\":\(code == 100 || code == 101 ? "true" : "false"),\"durationMs\":\(80 + below(900))}"
+    }
+
+    mutating func launchData(management: String) -> String {
+        "{\"managementType\":\"\(management)\",\"coldStart\":\(chance(0.3)),\"launchMs\":\(200 + below(1500))}"
+    }
+
+    mutating func actionData() -> String {
+        "{\"action\":\"\(Self.actions[below(Self.actions.count)])\",\"initiatedBy\":\"\(chance(0.8) ? "admin" : "system")\"}"
     }
 
     mutating func log(into out: inout [UInt8]) {
         let (app, _) = Self.apps[below(Self.apps.count)]
-        let r = logRecord(device: below(20_000))
+        log(into: &out, app: app, device: below(20_000))
+    }
+
+    /// One diagnostic log line of `device` running `app`.
+    mutating func log(into out: inout [UInt8], app: String, device: Int) {
+        let r = logRecord(device: device)
         let line =
             "{\"time\":\"\(r.time)\",\"level\":\"\(r.verbose ? "verbose" : "info")\",\"message\":\"\(r.message)\",\"appId\":\"\(app)\",\"deviceId\":\"\(r.deviceId)\",\"sessionId\":\"\(r.sessionId)\",\"component\":\"\(r.component)\"}\n"
         out.append(contentsOf: line.utf8)
@@ -121,14 +149,28 @@ struct BenchData {
             sessionId: Self.guid(2, device * 7 + below(4)), component: component)
     }
 
-    static func dump(to directory: String, records: Int, nonce: UInt64, ppe: Double, disabled: Double) throws {
+    /// Writes `records` events and log records of `dataSet` as events.ndjson and logs.ndjson
+    /// (for the baselines); the fleet set is written request by request, `batchSize` at a time.
+    static func dump(
+        to directory: String, records: Int, nonce: UInt64, ppe: Double, disabled: Double, dataSet: BenchDataSet = .guid,
+        batchSize: Int = 500
+    ) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var gen = BenchData(seed: nonce, nonce: nonce, ppe: ppe, disabled: disabled)
         var events: [UInt8] = []
         var logs: [UInt8] = []
-        for i in 0..<records {
-            gen.event(into: &events, id: UInt64(i))
-            gen.log(into: &logs)
+        switch dataSet {
+        case .guid:
+            for i in 0..<records {
+                gen.event(into: &events, id: UInt64(i))
+                gen.log(into: &logs)
+            }
+        case .fleet:
+            for start in stride(from: 0, to: records, by: max(batchSize, 1)) {
+                let n = min(max(batchSize, 1), records - start)
+                for request in gen.fleetRequests(count: n, logs: false, idBase: UInt64(start)) { events += request.body }
+                for request in gen.fleetRequests(count: n, logs: true, idBase: 0) { logs += request.body }
+            }
         }
         try Data(events).write(to: URL(fileURLWithPath: directory + "/events.ndjson"))
         try Data(logs).write(to: URL(fileURLWithPath: directory + "/logs.ndjson"))

@@ -19,37 +19,44 @@ struct BenchPool: Sendable {
 
     static func make(
         records: Int, batchSize: Int, logsFraction: Double, logsProtocol: BenchLogsProtocol = .native, encoding: BenchEncoding,
-        nonce: UInt64, ppe: Double, disabled: Double, times: BenchTimes = .lastTenMinutes
+        nonce: UInt64, ppe: Double, disabled: Double, times: BenchTimes = .lastTenMinutes, dataSet: BenchDataSet = .guid
     ) throws -> BenchPool {
         let count = max(1, (records + batchSize - 1) / batchSize)
         let zlib = encoding == .identity ? nil : try Zlib.load()
-        // Build in parallel (before timing) so large pools are ready in seconds.
-        let slots = Mutex([BenchBody?](repeating: nil, count: count))
+        // Build in parallel (before timing) so large pools are ready in seconds. Each slot holds
+        // `batchSize` records: one request, or for the fleet's direct sends several small ones.
+        let slots = Mutex([[BenchBody]](repeating: [], count: count))
         DispatchQueue.concurrentPerform(iterations: count) { b in
             var gen = BenchData(seed: nonce &+ UInt64(b) &* 0x9E37_79B9, nonce: nonce, ppe: ppe, disabled: disabled, times: times)
             let isLog = Double(b % 100) < logsFraction * 100
-            var raw: [UInt8] = []
-            raw.reserveCapacity(batchSize * 420)
             let otlp = isLog && logsProtocol == .otlp
+            var requests: [(body: [UInt8], records: Int)]
             if otlp {
-                raw = gen.otlpLogs(count: batchSize)
+                requests = [(gen.otlpLogs(count: batchSize), batchSize)]
+            } else if dataSet == .fleet {
+                requests = gen.fleetRequests(count: batchSize, logs: isLog, idBase: UInt64(b) << 20)
             } else {
+                var raw: [UInt8] = []
+                raw.reserveCapacity(batchSize * 420)
                 for r in 0..<batchSize {
                     if isLog { gen.log(into: &raw) } else { gen.event(into: &raw, id: UInt64(b) << 20 | UInt64(r)) }
                 }
+                requests = [(raw, batchSize)]
             }
-            let wire: [UInt8]
-            switch encoding {
-            case .identity: wire = raw
-            case .deflate: wire = zlib!.compress(raw)
-            case .gzip: wire = zlib!.gzip(raw)
+            let bodies = requests.map { raw, records in
+                let wire: [UInt8]
+                switch encoding {
+                case .identity: wire = raw
+                case .deflate: wire = zlib!.compress(raw)
+                case .gzip: wire = zlib!.gzip(raw)
+                }
+                return BenchBody(
+                    path: isLog ? "/v1/logs" : "/v1/telemetry", wire: ByteBuffer(bytes: wire), records: records, rawBytes: raw.count,
+                    contentType: otlp ? BenchLogsProtocol.otlpContentType : "application/x-ndjson")
             }
-            let body = BenchBody(
-                path: isLog ? "/v1/logs" : "/v1/telemetry", wire: ByteBuffer(bytes: wire), records: batchSize, rawBytes: raw.count,
-                contentType: otlp ? BenchLogsProtocol.otlpContentType : "application/x-ndjson")
-            slots.withLock { $0[b] = body }
+            slots.withLock { $0[b] = bodies }
         }
-        let bodies = slots.withLock { $0.compactMap { $0 } }
+        let bodies = slots.withLock { $0.flatMap { $0 } }
         // Interleave logs among telemetry rather than in one block.
         return BenchPool(bodies: bodies, records: count * batchSize)
     }

@@ -1,0 +1,55 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `mamtelemetryctl bench --data fleet`, the realistic-fleet generator: its records look like
+/// a fleet (a device's events come together and its ids repeat, unlike the GUID-heavy
+/// default), and the built daemon accepts every record it sends.
+@Suite(.serialized) struct BenchFleetTests {
+    /// The records of a `--dump`: one JSON object per line.
+    static func dumped(_ dataSet: String, into directory: URL, daemon: DaemonProcess) async throws -> [[String: Any]] {
+        let run = try await ControlProcess.run(
+            ["bench", "--data", dataSet, "--dump", directory.path, "--dump-records", "2000", "--batch-size", "500"], daemon: daemon)
+        #expect(run.status == 0, "\(run.errors)")
+        let text = try String(contentsOf: directory.appendingPathComponent("events.ndjson"), encoding: .utf8)
+        return text.split(separator: "\n").map { parseJSON(Array($0.utf8)) }
+    }
+
+    @Test func fleetRecordsComeInDeviceBatchesWithReusedIds() async throws {
+        let d = try DaemonProcess()
+        try await d.start()
+        defer { d.cleanUp() }
+        let fleet = try await Self.dumped("fleet", into: d.dataDirectory.appendingPathComponent("fleet"), daemon: d)
+        let guid = try await Self.dumped("guid", into: d.dataDirectory.appendingPathComponent("guid"), daemon: d)
+        #expect(fleet.count == 2000 && guid.count == 2000)
+        #expect(Set(fleet.compactMap { $0["eventId"] as? String }).count == 2000, "event ids stay unique")
+        let devices = Set(fleet.compactMap { $0["deviceId"] as? String })
+        let sessions = Set(fleet.compactMap { $0["sessionId"] as? String })
+        // A device sends batches of 20 to 100 events: at most 100 devices for 2,000 events.
+        #expect(devices.count >= 20 && devices.count <= 100, "\(devices.count) devices")
+        #expect(sessions.count <= devices.count * 2, "\(sessions.count) sessions for \(devices.count) devices")
+        #expect(Set(guid.compactMap { $0["deviceId"] as? String }).count > 1000, "the GUID-heavy set draws a device per record")
+        // Consecutive records mostly share their device: batches, not independent draws.
+        let sameDevice = zip(fleet, fleet.dropFirst()).filter { ($0["deviceId"] as? String) == ($1["deviceId"] as? String) }
+        #expect(sameDevice.count > 1900, "\(sameDevice.count) neighbours share a device")
+        let names = Dictionary(grouping: fleet.compactMap { $0["name"] as? String }, by: { $0 }).mapValues(\.count)
+        #expect(Set(names.keys) == ["AppLaunch", "EnrollmentCall", "IntuneAction"], "\(names)")
+    }
+
+    @Test func theDaemonAcceptsEveryFleetRecord() async throws {
+        let d = try DaemonProcess()
+        try await d.start()
+        defer { d.cleanUp() }
+        let run = try await ControlProcess.run(
+            [
+                "bench", "--data", "fleet", "--duration", "1", "--concurrency", "2", "--batch-size", "200",
+                "--pool-records", "20000", "--json",
+            ], daemon: d)
+        #expect(run.status == 0, "\(run.errors)")
+        let report = parseJSON(Array(run.output.utf8))
+        let records = report["records"] as? Int ?? 0
+        #expect(records > 0, "\(run.output)")
+        #expect(report["accepted"] as? Int == records, "\(run.output)")
+        #expect((report["errors"] as? [String: Any])?.isEmpty == true, "\(run.output)")
+    }
+}

@@ -229,6 +229,7 @@ test:
 	./scripts/test.sh
 
 bench:
+	./scripts/deps.sh bench
 	./scripts/bench.sh
 
 # Removes only what this Makefile creates; `swift package clean` clears the Swift build.

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Installs the system packages mamtelemetryd builds, runs and tests with (Debian 12).
-# Safe to run again: apt-get skips what is installed. Pass "test" for the test-only tools.
+# Safe to run again: apt-get skips what is installed. Pass "test" for the test-only tools,
+# "bench" for the benchmark's peers.
 set -euo pipefail
 need=(pkg-config zlib1g-dev libsystemd-dev libsqlite3-dev libarchive-dev systemd curl)
 if [[ "${1:-}" == "test" ]]; then
   # chromium: the browser the console tests drive (Playwright launches it by path).
   # dpkg-dev and groff-base: the package test builds the .deb and renders its man pages.
   need+=(unzip prometheus python3-venv chromium dpkg-dev groff-base)
+fi
+if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
+  # Debian's ClickHouse (18.16): the ClickHouse backend's tests and the benchmark's peer run
+  # it privately through scripts/clickhouse/server.sh (never the packaged systemd unit).
+  need+=(clickhouse-server clickhouse-client)
 fi
 missing=()
 for p in "${need[@]}"; do

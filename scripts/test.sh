@@ -6,7 +6,8 @@
 #   2. the parser fuzzers (libFuzzer + ASan), bounded (FUZZ_SECONDS per target, default 15);
 #   3. schemathesis against the running daemon's OpenAPI document (bounded);
 #   4. the support console in a real browser (Debian's Chromium driven by Playwright), bounded;
-#   5. the benchmark suite in smoke mode, so it never rots (figures are not asserted);
+#   5. the benchmark suite in smoke mode, so it never rots (figures are not asserted), after a
+#      two-shard private ClickHouse (scripts/clickhouse/smoke.sh) the backend and peer rely on;
 #   6. the OpenTelemetry Python SDK installed for the OTLP interoperability test (part of 1);
 #   7. the .deb built from this tree (debug binaries) and installed into a throw-away root;
 #   8. `swift format lint --strict` with the checked-in .swift-format (generated code excluded).
@@ -34,6 +35,7 @@ step "fuzz" ./scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 step "otel sdk" ./scripts/otel-venv.sh
 step "schemathesis" ./scripts/schemathesis.sh
 step "browser console" ./scripts/browser-test.sh
+step "clickhouse smoke" ./scripts/clickhouse/smoke.sh
 step "bench smoke" env BENCH_BIN=.build/debug ./scripts/bench.sh --smoke
 step "deb package" ./scripts/deb-test.sh
 # The Swift suite last, so its summary closes the log. Serially: the integration tests

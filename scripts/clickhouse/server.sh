@@ -5,6 +5,7 @@
 #
 #   scripts/clickhouse/server.sh start --dir DIR [--shards N] [--http-port P] [--tcp-port P]
 #                                      [--interserver-port P] [--cluster NAME] [--timeout S]
+#                                      [--compression lz4|zstd]
 #   scripts/clickhouse/server.sh stop  --dir DIR [--timeout S]
 #   scripts/clickhouse/server.sh urls  --dir DIR
 #
@@ -47,6 +48,7 @@ TCP_BASE=""
 INTER_BASE=""
 CLUSTER=mam_cluster
 TIMEOUT=60
+COMPRESSION=lz4
 while [ $# -gt 0 ]; do
   case "$1" in
     --dir) DIR=$2; shift ;;
@@ -56,6 +58,7 @@ while [ $# -gt 0 ]; do
     --interserver-port) INTER_BASE=$2; shift ;;
     --cluster) CLUSTER=$2; shift ;;
     --timeout) TIMEOUT=$2; shift ;;
+    --compression) COMPRESSION=$2; shift ;;
     *) usage ;;
   esac
   shift
@@ -114,6 +117,10 @@ write_config() {
     <timezone>UTC</timezone>
     <mlock_executable>false</mlock_executable>
     <!-- Lets start/stop check that the server answering on a port is this one (system.macros). -->
+    <!-- The codec of every MergeTree part (18.16 has no per-column CODEC): lz4 is the default. -->
+    <compression>
+        <case><min_part_size>0</min_part_size><min_part_size_ratio>0</min_part_size_ratio><method>$COMPRESSION</method></case>
+    </compression>
     <macros><mam_server_dir>$d</mam_server_dir></macros>
     <remote_servers>
         <$CLUSTER>

@@ -20,21 +20,23 @@
 # per line, shard 0 first. `stop` sends SIGTERM to each pid file's server and waits (SIGKILL
 # after --timeout). DIR/shard-k/ holds config.xml, users.xml, data/, tmp/, log/ and the pid.
 #
-# Quirks of 18.16 this script works around (see README "ClickHouse"):
-#  - the packaged config listens on ::1 too; where IPv6 loopback is missing the server exits
-#    ("Cannot assign requested address"), so each shard lists only <listen_host>127.0.0.1;
-#  - path, tmp_path, user_files_path, format_schema_path and the logger's log/errorlog must
-#    all be set, or it writes to /var/lib/clickhouse and /var/log/clickhouse-server;
-#  - the config root element is <yandex> (current releases accept <clickhouse> or <yandex>);
-#  - there is no `--version` flag and no built-in Keeper: `ON CLUSTER` DDL needs ZooKeeper, so
-#    callers create the local and Distributed tables on every shard themselves;
-#  - users.xml is found relative to config.xml, so both are generated side by side;
-#  - run as root it keeps running as root (current releases switch to the data directory's
-#    owner); nothing here depends on either behaviour.
+# Quirks of 18.16 this script works around (checked against this package):
+#  - without <listen_host> it listens on ::1 and 127.0.0.1 and, where IPv6 is off, logs an
+#    <Error> "Cannot assign requested address: [::1]" at every start; each shard lists only
+#    <listen_host>127.0.0.1 (the address the cluster definition uses);
+#  - path, tmp_path, user_files_path and format_schema_path default under /var/lib/clickhouse/,
+#    so all four are set under DIR, and the logger's log/errorlog under DIR/log;
+#  - the config root element is <yandex> (current releases accept it beside <clickhouse>);
+#  - the server binary has no --version flag (ask `SELECT version()`), and there is no
+#    built-in Keeper: `ON CLUSTER` DDL needs ZooKeeper, so callers create the local and
+#    Distributed tables on every shard themselves;
+#  - the codec is server-wide (<compression>, --compression here): no per-column CODEC(...);
+#    nor JSONExtract*, DateTime64, input() or (without an experimental setting) LowCardinality;
+#  - it runs as root without complaint; nothing here depends on the user it runs as.
 set -euo pipefail
 
 usage() {
-  sed -n '5,8p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,10p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 

@@ -6,7 +6,8 @@
 #   scripts/clickhouse/server.sh start --dir DIR [--shards N] [--http-port P] [--tcp-port P]
 #                                      [--interserver-port P] [--cluster NAME] [--timeout S]
 #                                      [--compression lz4|zstd]
-#   scripts/clickhouse/server.sh stop  --dir DIR [--timeout S]
+#   scripts/clickhouse/server.sh stop  --dir DIR [--shard K] [--timeout S]
+#   scripts/clickhouse/server.sh resume --dir DIR [--shard K] [--timeout S]
 #   scripts/clickhouse/server.sh urls  --dir DIR
 #
 # Shard k (0-based) listens on 127.0.0.1 only, at HTTP P+10k, native TCP T+10k and
@@ -14,11 +15,14 @@
 # different --http-port bases never collide, and none takes the system server's 9000/9009).
 # Every shard's config declares the cluster NAME (default mam_cluster) with N shards of one
 # replica each, pointing at the shards' TCP ports, so `Distributed(NAME, db, table)` works on
-# any of them. `start` installs clickhouse-server/clickhouse-client if missing, waits until
+# any of them. `start` exits 3 at once if a port is taken (callers picking ports may retry
+# with another base). It installs clickhouse-server/clickhouse-client if missing, waits until
 # each server answers `SELECT 1` over HTTP (bounded by --timeout, default 60 s; on failure it
 # prints the server's log tail, stops what it started and exits 1) and prints one HTTP URL
 # per line, shard 0 first. `stop` sends SIGTERM to each pid file's server and waits (SIGKILL
-# after --timeout). DIR/shard-k/ holds config.xml, users.xml, data/, tmp/, log/ and the pid.
+# after --timeout); the data stays. `resume` starts stopped shards again from their config and
+# data (ports unchanged), e.g. to end an outage test. --shard K limits stop/resume to shard K.
+# DIR/shard-k/ holds config.xml, users.xml, data/, tmp/, log/, stdout.log, url and the pid.
 #
 # Quirks of 18.16 this script works around (checked against this package):
 #  - without <listen_host> it listens on ::1 and 127.0.0.1 and, where IPv6 is off, logs an
@@ -36,7 +40,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '6,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,11p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -51,6 +55,7 @@ INTER_BASE=""
 CLUSTER=mam_cluster
 TIMEOUT=60
 COMPRESSION=lz4
+SHARD=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dir) DIR=$2; shift ;;
@@ -61,6 +66,7 @@ while [ $# -gt 0 ]; do
     --cluster) CLUSTER=$2; shift ;;
     --timeout) TIMEOUT=$2; shift ;;
     --compression) COMPRESSION=$2; shift ;;
+    --shard) SHARD=$2; shift ;;
     *) usage ;;
   esac
   shift
@@ -182,15 +188,21 @@ whoami_at() {
     "SELECT substitution FROM system.macros WHERE macro = 'mam_server_dir'" 2>/dev/null || true
 }
 
-# Fails before anything starts when a port is taken: otherwise another server's answer on
-# the same port could pass for ours, and ours would exit with "Address already in use".
+# The HTTP, TCP and interserver ports in shard directory $1's config.xml, one per line.
+config_ports() {
+  sed -n 's#.*<\(http_port\|tcp_port\|interserver_http_port\)>\([0-9]*\)</.*#\2#p' "$1/config.xml"
+}
+
+# Fails before anything starts when a port of shard directories "$@" is taken: otherwise
+# another server's answer on the same port could pass for ours, and ours would exit with
+# "Address already in use".
 check_ports_free() {
-  local k p
-  for ((k = 0; k < SHARDS; k++)); do
-    for p in $((HTTP_BASE + 10 * k)) $((TCP_BASE + 10 * k)) $((INTER_BASE + 10 * k)); do
+  local d p
+  for d in "$@"; do
+    for p in $(config_ports "$d"); do
       if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-        echo "clickhouse: port $p (shard $k) is already in use on 127.0.0.1; pick another --http-port base" >&2
-        exit 1
+        echo "clickhouse: port $p ($(basename "$d")) is already in use on 127.0.0.1; pick another --http-port base" >&2
+        exit 3
       fi
     done
   done
@@ -198,14 +210,26 @@ check_ports_free() {
 
 shard_dirs() { ls -d "$DIR"/shard-* 2>/dev/null | sort -t- -k2 -n; }
 
-stop_all() {
+# The shard directories a command acts on: --shard K, or every shard under DIR.
+selected_dirs() {
+  if [ -n "$SHARD" ]; then
+    [ -f "$DIR/shard-$SHARD/config.xml" ] || { echo "clickhouse: no shard $SHARD under $DIR" >&2; exit 1; }
+    echo "$DIR/shard-$SHARD"
+  else
+    shard_dirs
+  fi
+}
+
+running() { [ -f "$1/clickhouse.pid" ] && kill -0 "$(cat "$1/clickhouse.pid")" 2>/dev/null; }
+
+# Stops the servers of shard directories "$@" (SIGTERM, SIGKILL after --timeout); data stays.
+stop_dirs() {
   local d pid
-  for d in $(shard_dirs); do
+  for d in "$@"; do
     [ -f "$d/clickhouse.pid" ] || continue
-    pid=$(cat "$d/clickhouse.pid")
-    kill -TERM "$pid" 2>/dev/null || true
+    kill -TERM "$(cat "$d/clickhouse.pid")" 2>/dev/null || true
   done
-  for d in $(shard_dirs); do
+  for d in "$@"; do
     [ -f "$d/clickhouse.pid" ] || continue
     pid=$(cat "$d/clickhouse.pid")
     local waited=0
@@ -221,47 +245,62 @@ stop_all() {
   done
 }
 
-start_all() {
-  install_if_missing
-  mkdir -p "$DIR"
-  DIR=$(cd "$DIR" && pwd)
-  local k d pid port
-  for d in $(shard_dirs); do
-    if [ -f "$d/clickhouse.pid" ] && kill -0 "$(cat "$d/clickhouse.pid")" 2>/dev/null; then
+# Starts the servers of shard directories "$@" from their config.xml and waits until each
+# answers SELECT 1 as itself; on failure prints the log tail, stops them and exits 1.
+launch_dirs() {
+  local d pid port
+  for d in "$@"; do
+    if running "$d"; then
       echo "clickhouse: $d is already running (pid $(cat "$d/clickhouse.pid")); stop it first" >&2
       exit 1
     fi
   done
-  check_ports_free
-  for ((k = 0; k < SHARDS; k++)); do
-    d=$DIR/shard-$k
-    write_config "$k"
+  check_ports_free "$@"
+  for d in "$@"; do
     # setsid: the server must outlive this script and not get the caller's terminal signals.
-    (cd "$d" && exec setsid "$SERVER" --config-file="$d/config.xml" >"$d/stdout.log" 2>&1 </dev/null) &
+    (cd "$d" && exec setsid "$SERVER" --config-file="$d/config.xml" >>"$d/stdout.log" 2>&1 </dev/null) &
     echo $! >"$d/clickhouse.pid"
   done
-  for ((k = 0; k < SHARDS; k++)); do
-    d=$DIR/shard-$k
+  for d in "$@"; do
     pid=$(cat "$d/clickhouse.pid")
-    port=$((HTTP_BASE + 10 * k))
+    port=$(config_ports "$d" | head -n 1)
     local deadline=$((SECONDS + TIMEOUT))
     until [ "$(curl -fsS --max-time 2 "http://127.0.0.1:$port/?query=SELECT%201" 2>/dev/null)" = 1 ] && [ "$(whoami_at "$port")" = "$d" ]; do
       if ! kill -0 "$pid" 2>/dev/null; then
-        echo "clickhouse: shard $k (pid $pid, http $port) exited during start-up" >&2
+        echo "clickhouse: $(basename "$d") (pid $pid, http $port) exited during start-up" >&2
         log_tail "$d"
-        stop_all
+        stop_dirs "$@"
         exit 1
       fi
       if [ "$SECONDS" -ge "$deadline" ]; then
-        echo "clickhouse: shard $k (pid $pid) did not answer SELECT 1 on http://127.0.0.1:$port within ${TIMEOUT}s" >&2
+        echo "clickhouse: $(basename "$d") (pid $pid) did not answer SELECT 1 on http://127.0.0.1:$port within ${TIMEOUT}s" >&2
         log_tail "$d"
-        stop_all
+        stop_dirs "$@"
         exit 1
       fi
       sleep 0.2
     done
     echo "http://127.0.0.1:$port" >"$d/url"
   done
+}
+
+start_all() {
+  install_if_missing
+  mkdir -p "$DIR"
+  DIR=$(cd "$DIR" && pwd)
+  local k d
+  for d in $(shard_dirs); do
+    if running "$d"; then
+      echo "clickhouse: $d is already running (pid $(cat "$d/clickhouse.pid")); stop it first" >&2
+      exit 1
+    fi
+  done
+  local dirs=()
+  for ((k = 0; k < SHARDS; k++)); do
+    write_config "$k"
+    dirs+=("$DIR/shard-$k")
+  done
+  launch_dirs "${dirs[@]}"
   print_urls
 }
 
@@ -272,7 +311,8 @@ print_urls() {
 
 case "$CMD" in
   start) start_all ;;
-  stop) stop_all ;;
+  stop) mapfile -t dirs < <(selected_dirs); stop_dirs "${dirs[@]}" ;;
+  resume) DIR=$(cd "$DIR" && pwd); mapfile -t dirs < <(selected_dirs); launch_dirs "${dirs[@]}"; print_urls ;;
   urls) print_urls ;;
   *) usage ;;
 esac

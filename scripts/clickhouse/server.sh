@@ -301,7 +301,7 @@ start_all() {
     dirs+=("$DIR/shard-$k")
   done
   launch_dirs "${dirs[@]}"
-  print_urls
+  for d in "${dirs[@]}"; do cat "$d/url"; done
 }
 
 print_urls() {

@@ -59,6 +59,8 @@ public enum ConfigurationLoader {
         c.store.zlibLevel = Int32(try bounded(config, "store.zlibLevel", Int(c.store.zlibLevel), 0...9))
         c.store.maxBatchRecords = try bounded(config, "store.maxBatchRecords", c.store.maxBatchRecords, 1...1_000_000)
 
+        try ClickHouseBackendLoader.load(config, environment: environment, into: &c)
+
         c.maxBodyBytes = try bounded(config, "limits.maxBodyBytes", c.maxBodyBytes, 1024...(1 << 30))
         c.inflateLimits.maxOutputBytes = try bounded(
             config, "limits.maxDecompressedBytes", c.inflateLimits.maxOutputBytes, 1024...(4 << 30))

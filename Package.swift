@@ -66,6 +66,19 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
+        // The scale-out backend: an HTTP client for ClickHouse, the one SQL binder, the schema and
+        // the forwarder that ships the embedded store's committed batches (the spool).
+        .target(
+            name: "ClickHouseStore",
+            dependencies: [
+                "TelemetryModel", "TelemetryStore", "Compression",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         .target(
             name: "Systemd",
             dependencies: [
@@ -95,7 +108,8 @@ let package = Package(
         .target(
             name: "TelemetryServer",
             dependencies: [
-                "TelemetryModel", "Compression", "TelemetryStore", "Systemd", "Privacy", "Bundles", "SupportConsole", "OTLP",
+                "TelemetryModel", "Compression", "TelemetryStore", "ClickHouseStore", "Systemd", "Privacy", "Bundles",
+                "SupportConsole", "OTLP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -155,6 +169,12 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
         .testTarget(name: "PrivacyTests", dependencies: ["Privacy"]),
+        .testTarget(
+            name: "ClickHouseStoreTests",
+            dependencies: [
+                "ClickHouseStore", "TelemetryStore", "TelemetryModel", "Compression", "TestSupport",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]),
         .testTarget(name: "InfoPlistTests", dependencies: ["InfoPlist", "TelemetryModel"]),
         .testTarget(
             name: "BundlesTests",

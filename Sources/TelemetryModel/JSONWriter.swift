@@ -51,8 +51,14 @@ public struct JSONWriter {
 
     /// Appends `s` as a quoted JSON string with the escapes RFC 8259 requires.
     public static func appendString(_ s: String, to out: inout [UInt8]) {
+        appendString(utf8: s.utf8, to: &out)
+    }
+
+    /// Appends UTF-8 bytes as a quoted JSON string (a stored record's own bytes, embedded as
+    /// a string value without a round trip through `String`).
+    public static func appendString(utf8: some Sequence<UInt8>, to out: inout [UInt8]) {
         out.append(0x22)
-        for c in s.utf8 {
+        for c in utf8 {
             switch c {
             case 0x22: out.append(contentsOf: [0x5C, 0x22])
             case 0x5C: out.append(contentsOf: [0x5C, 0x5C])

@@ -33,6 +33,12 @@ public enum MetricName: String, CaseIterable, Sendable {
     /// Seconds, not milliseconds: Prometheus base units (`promtool check metrics` refuses `_ms`).
     case enrollmentDuration = "mamtelemetry_enrollment_duration_seconds"
     case intuneActions = "mamtelemetry_intune_actions_total"
+    case forwarderShippedRecords = "mamtelemetry_forwarder_shipped_records_total"
+    case forwarderErrors = "mamtelemetry_forwarder_errors_total"
+    case forwarderInsertDuration = "mamtelemetry_forwarder_insert_duration_seconds"
+    case spoolRecords = "mamtelemetry_spool_records"
+    case spoolBytes = "mamtelemetry_spool_bytes"
+    case spoolOldestAge = "mamtelemetry_spool_oldest_age_seconds"
 
     /// The family's `# HELP` text (`promtool check metrics` refuses families without one).
     public var help: String {
@@ -67,6 +73,12 @@ public enum MetricName: String, CaseIterable, Sendable {
         case .enrollmentCalls: "EnrollmentCall events stored, by operation, status code (and its SDK name) and environment."
         case .enrollmentDuration: "Reported duration of enrollment calls, by operation and environment."
         case .intuneActions: "IntuneAction events stored, by action and environment."
+        case .forwarderShippedRecords: "Records ClickHouse acknowledged and the spool released, by environment."
+        case .forwarderErrors: "Failed forwarding attempts, by kind (unreachable, timeout, server, bad_response, spool)."
+        case .forwarderInsertDuration: "Time for ClickHouse to acknowledge one insert."
+        case .spoolRecords: "Records waiting in the spool for ClickHouse."
+        case .spoolBytes: "Compressed bytes waiting in the spool for ClickHouse."
+        case .spoolOldestAge: "Age of the oldest record waiting in the spool (0 when empty)."
         }
     }
 }

@@ -1,4 +1,5 @@
 import Bundles
+import ClickHouseStore
 import Foundation
 import Hummingbird
 import Logging
@@ -34,6 +35,8 @@ public struct DaemonComponents: Sendable {
     /// What `systemctl reload` changes while running; components read it when they act.
     public let settings: LiveSettings
     public let drops: DropLedger
+    /// Ships the spool to ClickHouse (`store.backend: clickhouse`); nil on the embedded backend.
+    public let forwarder: ClickHouseForwarder?
 
     /// The daemon passes the outside world in: `clock` (time), `metrics` (the backend),
     /// `space` (free space of the data directory's filesystem). `commitFaults` is a test
@@ -52,9 +55,20 @@ public struct DaemonComponents: Sendable {
         let sqlite = try SQLiteRecordStore(
             directory: dir, configuration: configuration.store, faults: commitFaults, clock: clock, metrics: metrics.factory,
             logger: logger, maintenance: maintenance)
+        // With ClickHouse the embedded store stays the write path (group commit, "2xx means
+        // durable") and becomes the spool the forwarder drains.
         store = sqlite
         commitQueue = sqlite.committer
-        storeServices = [sqlite.committer]
+        if configuration.backend == .clickhouse, let collector = configuration.clickhouse.collectorID {
+            let forwarder = ClickHouseForwarder(
+                spool: sqlite, client: ClickHouseClient(configuration: configuration.clickhouse.client),
+                collector: CollectorID(collector), clock: clock, metrics: metrics.factory, logger: logger)
+            self.forwarder = forwarder
+            storeServices = [sqlite.committer, forwarder]
+        } else {
+            forwarder = nil
+            storeServices = [sqlite.committer]
+        }
         let control = try ControlDatabase.open(directory: dir)
         registry = try AppRegistry(pool: control)
         registry.setConfigured(configuration.configuredApps)
@@ -123,10 +137,17 @@ public func buildRouter(
     let storeCheck = ReadinessCheck(name: "store", required: true) {
         commitQueue.isHealthy() ? (true, "open, accepting") : (false, "commit in progress for too long")
     }
-    HealthRoutes(checks: [storeCheck] + hooks.readinessChecks).register(on: api)
+    var checks = [storeCheck]
+    var spoolLimit: (@Sendable () -> (waiting: Int64, limit: Int64))?
+    if let forwarder = c.forwarder {
+        checks.append(ForwarderReadiness.check(forwarder.status, spoolMaxBytes: c.configuration.clickhouse.spoolMaxBytes, clock: c.clock))
+        let limit = c.configuration.clickhouse.spoolMaxBytes
+        spoolLimit = { (forwarder.status.snapshot.depth.bytes, limit) }
+    }
+    HealthRoutes(checks: checks + hooks.readinessChecks).register(on: api)
     let admission = IngestAdmission(
         limits: .init(maxInFlightBytes: c.configuration.maxInFlightBytes, maxQueuedRecords: c.configuration.maxQueuedRecords),
-        commitQueue: c.commitQueue, disk: c.disk, metrics: c.metrics.factory)
+        commitQueue: c.commitQueue, disk: c.disk, metrics: c.metrics.factory, spool: spoolLimit)
     let rateLimiter = TokenRateLimiter(
         recordsPerSecond: { settings.current.perTokenRecordsPerSecond }, clock: c.clock, metrics: c.metrics.factory)
     let pipeline = IngestPipeline(

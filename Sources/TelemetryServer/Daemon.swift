@@ -1,4 +1,5 @@
 import Bundles
+import ClickHouseStore
 import Foundation
 import Hummingbird
 import Logging
@@ -61,6 +62,15 @@ public enum Daemon {
                 _ = notifier.extendTimeout(by: .seconds(60 + bytes / 20_000_000))
                 logger.notice("\(what): \(bytes) bytes, start-up takes longer this once")
             }
+            if let forwarder = components.forwarder {
+                // A newer schema stops the start (exit 65); an unreachable ClickHouse does not:
+                // the collector spools and the forwarder migrates once it gets through.
+                do {
+                    try await ClickHouseMigrator(client: forwarder.client).migrate()
+                } catch let error as ClickHouseError {
+                    logger.warning("ClickHouse is not reachable at start; spooling until it is", metadata: ["error": "\(error)"])
+                }
+            }
             if let path = try await components.createFirstAdminTokenIfNeeded() {
                 logger.notice("no tokens were configured: created an admin token", metadata: ["path": "\(path.path)"])
             }
@@ -99,7 +109,9 @@ public enum Daemon {
             } else {
                 app = buildApplication(components: components, hooks: hooks, logger: logger)
             }
-            let status = StatusLine(commitQueue: components.commitQueue, disk: components.disk, mirror: mirror, clock: components.clock)
+            let status = StatusLine(
+                commitQueue: components.commitQueue, disk: components.disk, mirror: mirror, clock: components.clock,
+                forwarder: components.forwarder?.status)
             let watchdog = WatchdogService(
                 notifier: notifier, logger: logger,
                 livenessProbe: { components.commitQueue.isHealthy() },
@@ -123,6 +135,9 @@ public enum Daemon {
             try await group.run()
             logger.notice("mamtelemetryd stopped", metadata: .messageID(.stopped))
             return 0
+        } catch let error as ClickHouseSchemaError {
+            logger.critical("\(error.description)")
+            return error.exitCode
         } catch let error as PseudonymKeyError {
             // Never a made-up key: that would silently change every pseudonym and journal hash.
             logger.critical("\(error.description)")

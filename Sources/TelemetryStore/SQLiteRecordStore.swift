@@ -8,7 +8,7 @@ import TelemetryModel
 /// group committer in front. Run `committer` in the service group; appends wait for it.
 /// The application builder is the one place that chooses this backend; everything else
 /// sees ``RecordStore``, ``RetentionStore`` and ``CommitQueue``.
-public final class SQLiteRecordStore: RecordStore, RetentionStore {
+public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
     let databases: PerEnvironment<EnvironmentDatabase>
     let broadcaster = CommitBroadcaster()
     public let committer: GroupCommitter
@@ -100,5 +100,27 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
         -> RetentionResult
     {
         try await databases[env].deleteOldest(retentionClass, atLeast: bytes)
+    }
+
+    // MARK: Spool
+
+    public func unshippedBatches(env: TelemetryEnvironment, after: Int64, limit: Int) async throws -> [SpoolBatch] {
+        try await databases[env].unshippedBatches(after: after, limit: limit)
+    }
+
+    public func removeShipped(env: TelemetryEnvironment, batchIDs: [Int64]) async throws {
+        try await databases[env].removeShipped(batchIDs: batchIDs)
+    }
+
+    public func unshippedIncidents(env: TelemetryEnvironment) async throws -> [Incident] {
+        try await databases[env].unshippedIncidents()
+    }
+
+    public func markIncidentsShipped(env: TelemetryEnvironment, ids: [String]) async throws {
+        try await databases[env].markIncidentsShipped(ids: ids)
+    }
+
+    public func depth(env: TelemetryEnvironment) async throws -> SpoolDepth {
+        try await databases[env].spoolDepth()
     }
 }

@@ -136,6 +136,11 @@ enum StoreSchema {
                     """)
             _ = try EnvironmentDatabase.rebuildRollups(db)
         }
+        m.registerMigration("v4-incident-shipped") { db in
+            // Whether a remote backend acknowledged the incident (the spool's forwarder sets
+            // it); the embedded store alone never reads it.
+            try db.execute(sql: "ALTER TABLE incident ADD COLUMN shipped INTEGER NOT NULL DEFAULT 0")
+        }
         return m
     }
 }

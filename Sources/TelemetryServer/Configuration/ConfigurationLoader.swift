@@ -61,6 +61,8 @@ public enum ConfigurationLoader {
         c.store.compaction.minimumAgeSeconds = Int64(
             try bounded(config, "store.compactAfterSeconds", Int(c.store.compaction.minimumAgeSeconds), 0...31_536_000))
 
+        try ClickHouseBackendLoader.load(config, environment: environment, into: &c)
+
         c.maxBodyBytes = try bounded(config, "limits.maxBodyBytes", c.maxBodyBytes, 1024...(1 << 30))
         c.inflateLimits.maxOutputBytes = try bounded(
             config, "limits.maxDecompressedBytes", c.inflateLimits.maxOutputBytes, 1024...(4 << 30))

@@ -13,18 +13,27 @@ enum ConfigurationVocabulary {
     /// an operator's shell may export them, and a daemon started from that shell is fine.
     static let clientVariables: Set<String> = ["MAMTELEMETRY_URL", "MAMTELEMETRY_TOKEN"]
 
+    /// Secrets read only from the environment (or a file), never from a flag or the YAML.
+    static let secretVariables: Set<String> = [ClickHouseBackendLoader.passwordVariable]
+
     static func check(arguments: [String]) throws {
         let known = Set(ConfigurationSpelling.all.map(\.flag)).union(commandFlags)
         for argument in arguments.dropFirst() where argument.hasPrefix("-") && Double(argument) == nil {
             let flag = String(argument.prefix { $0 != "=" })
             guard !known.contains(flag) else { continue }
+            if flag == "--clickhouse-password" {
+                // Every user of the host can read a command line (`ps`).
+                throw ConfigurationError.invalid(
+                    key: "clickhouse.password", value: "(given on the command line)",
+                    expected: "the password in a file (--clickhouse-password-file) or in \(ClickHouseBackendLoader.passwordVariable), never as a flag")
+            }
             throw ConfigurationError.unknown(
                 key: flag, source: "command-line option", suggestion: closest(to: flag, among: Array(known)))
         }
     }
 
     static func check(environment: [String: String]) throws {
-        let known = Set(ConfigurationSpelling.all.map(\.environmentVariable)).union(clientVariables)
+        let known = Set(ConfigurationSpelling.all.map(\.environmentVariable)).union(clientVariables).union(secretVariables)
         for name in environment.keys.sorted() where name.hasPrefix(ConfigurationSpelling.environmentPrefix) && !known.contains(name) {
             throw ConfigurationError.unknown(
                 key: name, source: "environment variable", suggestion: closest(to: name, among: Array(known)))

@@ -15,6 +15,9 @@ public struct ServerConfiguration: Sendable {
     public var logLevel: String = "info"
 
     public var store = StoreConfiguration()
+    /// Where records end up: the embedded store, or ClickHouse through it as a spool.
+    public var backend: StoreBackend = .sqlite
+    public var clickhouse = ClickHouseBackendConfiguration()
     public var decodeLimits = DecodeLimits()
     /// Largest request body accepted as sent on the wire (compressed or not).
     public var maxBodyBytes: Int = 16 << 20

@@ -31,10 +31,16 @@ final class IngestAdmission: Sendable {
     private let inFlight = Mutex(InFlight())
     private let commitQueue: any CommitQueue
     private let disk: DiskGuard?
+    /// The waiting spool bytes and their cap, when records are forwarded to ClickHouse.
+    private let spool: (@Sendable () -> (waiting: Int64, limit: Int64))?
     private let depthGauge: Gauge
     private let factory: any MetricsFactory
 
-    init(limits: Limits, commitQueue: any CommitQueue, disk: DiskGuard?, metrics: any MetricsFactory) {
+    init(
+        limits: Limits, commitQueue: any CommitQueue, disk: DiskGuard?, metrics: any MetricsFactory,
+        spool: (@Sendable () -> (waiting: Int64, limit: Int64))? = nil
+    ) {
+        self.spool = spool
         factory = metrics
         depthGauge = Gauge(label: MetricName.ingestInFlightBytes.rawValue, factory: metrics)
         self.limits = limits
@@ -53,6 +59,10 @@ final class IngestAdmission: Sendable {
         if commitQueue.queuedRecords > limits.maxQueuedRecords {
             refused("queue_full")
             throw IngestRefusal.queueFull(limit: limits.maxQueuedRecords)
+        }
+        if let (waiting, limit) = spool?(), waiting > limit {
+            refused("spool_full")
+            throw IngestRefusal.spoolFull(limit: limit, waiting: waiting)
         }
         let admitted = inFlight.withLock { f -> (ticket: Int, total: Int)? in
             // An idle daemon takes any body, so one near the limit is never refused forever.

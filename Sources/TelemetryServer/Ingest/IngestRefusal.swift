@@ -28,6 +28,8 @@ enum IngestRefusal: Error, Sendable {
     case storageFull(detail: String)
     /// The commit queue holds more than `maxQueuedRecords`.
     case queueFull(limit: Int)
+    /// The spool holds more than `clickhouse.spoolMaxBytes` waiting for ClickHouse.
+    case spoolFull(limit: Int64, waiting: Int64)
     /// Ingest holds `maxInFlightBytes` already; `whileInflating` when the body's own
     /// decompressed bytes took it there.
     case inFlightFull(limit: Int, whileInflating: Bool)

@@ -46,6 +46,10 @@ extension IngestRefusal {
                 headers: [.retryAfter: "60"])
         case .queueFull(let limit):
             return .unavailable("the commit queue holds more than maxQueuedRecords=\(limit) records; retry later", retryAfter: 1)
+        case .spoolFull(let limit, let waiting):
+            return .unavailable(
+                "ClickHouse is behind: the spool holds \(waiting) bytes, more than clickhouse.spoolMaxBytes=\(limit); retry later",
+                retryAfter: 5)
         case .inFlightFull(let limit, whileInflating: false):
             return .unavailable("ingest is at its in-flight limit maxInFlightBytes=\(limit); retry later", retryAfter: 1)
         case .inFlightFull(let limit, whileInflating: true):

@@ -1,3 +1,4 @@
+import ClickHouseStore
 import Foundation
 import Synchronization
 import Systemd
@@ -10,11 +11,14 @@ final class StatusLine: Sendable {
     let commitQueue: any CommitQueue
     let disk: DiskGuard
     let mirror: JournalMirror
+    /// The ClickHouse forwarder's state, when records are forwarded.
+    let forwarder: ForwarderStatus?
     private let clock: any WallClock
     private let last: Mutex<(records: Int, at: ContinuousClock.Instant)>
     private let restartKeys = Mutex<[String]>([])
 
-    init(commitQueue: any CommitQueue, disk: DiskGuard, mirror: JournalMirror, clock: any WallClock) {
+    init(commitQueue: any CommitQueue, disk: DiskGuard, mirror: JournalMirror, clock: any WallClock, forwarder: ForwarderStatus? = nil) {
+        self.forwarder = forwarder
         self.commitQueue = commitQueue
         self.clock = clock
         last = Mutex((0, clock.monotonicNow()))
@@ -39,6 +43,9 @@ final class StatusLine: Sendable {
         var parts = ["accepting \(Int(rate.rounded())) records/s", "queue \(commitQueue.queuedRecords)"]
         if disk.status.refusing { parts.append("REFUSING INGEST: disk high-water") }
         if !mirror.status.reachable { parts.append("journal unavailable") }
+        if let f = forwarder?.snapshot, !f.reachable {
+            parts.append("CLICKHOUSE UNREACHABLE (\(f.lastErrorKind ?? "error")): spooling, \(f.depth.records) records waiting")
+        }
         let restart = needsRestart
         if !restart.isEmpty { parts.append("restart needed to apply: \(restart.joined(separator: " "))") }
         return parts.joined(separator: ", ")

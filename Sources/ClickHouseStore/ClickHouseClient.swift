@@ -1,0 +1,170 @@
+import AsyncHTTPClient
+import Compression
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// A small client for ClickHouse's HTTP interface: statements built with ``ClickHouseSQL``
+/// (values bound, never concatenated), request bodies gzip-compressed, basic authentication,
+/// several endpoints tried in order when one cannot be reached, and every failure classified
+/// (``ClickHouseError``). It remembers the endpoint that last answered and starts there.
+///
+/// Values are sent as server-side parameters when the server supports them (19.11 and
+/// later, learned from `version()` on first use) and as escaped literals otherwise (18.16,
+/// Debian's server, has no `{name:Type}` placeholders: `Unknown setting param_x`).
+public final class ClickHouseClient: Sendable {
+    public let configuration: ClickHouseConfiguration
+    private let http: HTTPClient
+    private let preferred = Mutex(0)
+    private let parameterMode = Mutex<Bool?>(nil)
+
+    public init(configuration: ClickHouseConfiguration) {
+        precondition(!configuration.endpoints.isEmpty, "ClickHouse needs at least one endpoint")
+        self.configuration = configuration
+        var http = HTTPClient.Configuration()
+        http.timeout = .init(connect: .seconds(3), read: .seconds(configuration.requestTimeoutSeconds))
+        // Answers are asked for gzip-compressed (`enable_http_compression=1`) and inflated
+        // here, within a bound so a broken proxy cannot balloon memory.
+        http.decompression = .enabled(limit: .ratio(200))
+        self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
+    }
+
+    /// Closes the connections; call once, when the owner stops.
+    public func shutdown() async throws {
+        try await http.shutdown()
+    }
+
+    /// The server's `version()`, from the first endpoint that answers.
+    public func serverVersion() async throws -> String {
+        let body = try await send(sql: "SELECT version()", database: nil, settings: [], data: nil, parameters: [])
+        return String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Runs a statement (DDL, or a SELECT whose whole answer fits in memory) against
+    /// `database` and returns the answer's bytes in the statement's `FORMAT`.
+    public func execute(_ sql: ClickHouseSQL, database: String? = nil, settings: [(String, String)] = []) async throws -> [UInt8] {
+        let (text, parameters) = try await render(sql)
+        return try await send(sql: text, database: database, settings: settings, data: nil, parameters: parameters)
+    }
+
+    /// Runs a statement on one endpoint only, without failing over: schema set-up, which
+    /// every endpoint (shard) of this collector must get.
+    public func execute(_ sql: ClickHouseSQL, on endpoint: URL, database: String? = nil) async throws -> [UInt8] {
+        let (text, parameters) = try await render(sql)
+        return try await send(sql: text, database: database, settings: [], data: nil, parameters: parameters, only: endpoint)
+    }
+
+    /// Inserts `rows` (already in `format`, e.g. JSONEachRow) into `table` of `database`,
+    /// compressed on the wire. Returns when ClickHouse acknowledged the insert.
+    public func insert(
+        into table: String, database: String, format: StaticString, rows: [UInt8], settings: [(String, String)] = []
+    ) async throws {
+        let statement: ClickHouseSQL = "INSERT INTO \(identifier: database).\(identifier: table) FORMAT \(identifier: format.description)"
+        _ = try await send(sql: statement.inlined(), database: database, settings: settings, data: rows, parameters: [])
+    }
+
+    private func render(_ sql: ClickHouseSQL) async throws -> (String, [(name: String, value: String)]) {
+        if try await supportsParameters() { return sql.parameterized() }
+        return (sql.inlined(), [])
+    }
+
+    /// Whether the server takes `{name:Type}` placeholders, learned once from `version()`.
+    public func supportsParameters() async throws -> Bool {
+        if let known = parameterMode.withLock({ $0 }) { return known }
+        let supported = Self.versionSupportsParameters(try await serverVersion())
+        parameterMode.withLock { $0 = supported }
+        return supported
+    }
+
+    /// Server-side query parameters arrived in ClickHouse 19.11.
+    static func versionSupportsParameters(_ version: String) -> Bool {
+        let numbers = version.split(separator: ".").compactMap { Int($0) }
+        guard numbers.count >= 2 else { return false }
+        return (numbers[0], numbers[1]) >= (19, 11)
+    }
+
+    /// One HTTP request, tried on each endpoint in turn from the preferred one while they are
+    /// unreachable. The SQL goes in the body, or for an insert in the URL with the rows as
+    /// the body; either way the body is gzip-compressed.
+    private func send(
+        sql: String, database: String?, settings: [(String, String)], data: [UInt8]?, parameters: [(name: String, value: String)],
+        only: URL? = nil
+    ) async throws -> [UInt8] {
+        var query: [(String, String)] = [("enable_http_compression", "1")]
+        if let database { query.append(("database", database)) }
+        query += settings
+        query += parameters.map { ("param_\($0.name)", $0.value) }
+        let body: [UInt8]
+        if let data {
+            query.append(("query", sql))
+            body = data
+        } else {
+            body = Array(sql.utf8)
+        }
+        let compressed = try Deflate.compress(body, level: configuration.compressionLevel, format: .gzip)
+        let endpoints = only.map { [$0] } ?? configuration.endpoints
+        let start = only == nil ? preferred.withLock { $0 } : 0
+        var lastError: ClickHouseError?
+        for step in 0..<endpoints.count {
+            let index = (start + step) % endpoints.count
+            do {
+                let answer = try await attempt(endpoints[index], query: query, body: compressed)
+                if only == nil { preferred.withLock { $0 = index } }
+                return answer
+            } catch let error as ClickHouseError {
+                guard case .unreachable = error else { throw error }
+                lastError = error
+            }
+        }
+        throw lastError ?? ClickHouseError.unreachable(endpoint: "-", detail: "no endpoint configured")
+    }
+
+    private func attempt(_ endpoint: URL, query: [(String, String)], body: [UInt8]) async throws -> [UInt8] {
+        var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false) ?? URLComponents()
+        if components.path.isEmpty { components.path = "/" }
+        components.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) }
+        // `+` is a space to ClickHouse's URL decoder, as in HTML forms; URLComponents leaves it.
+        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        let name = endpoint.absoluteString
+        var request = HTTPClientRequest(url: components.string ?? name)
+        request.method = .POST
+        request.headers.add(name: "Content-Encoding", value: "gzip")
+        request.headers.add(name: "Accept-Encoding", value: "gzip")
+        if let user = configuration.user {
+            let token = Data("\(user):\(configuration.password ?? "")".utf8).base64EncodedString()
+            request.headers.add(name: "Authorization", value: "Basic \(token)")
+        }
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response: HTTPClientResponse
+        do {
+            response = try await http.execute(request, timeout: .seconds(configuration.requestTimeoutSeconds))
+        } catch {
+            throw Self.classify(error, endpoint: name)
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = [UInt8](buffer: try await response.body.collect(upTo: 1 << 30))
+        } catch {
+            throw Self.classify(error, endpoint: name)
+        }
+        guard response.status == .ok else {
+            let message = String(decoding: bytes.prefix(2000), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw ClickHouseError.server(
+                endpoint: name, status: Int(response.status.code), code: ClickHouseError.exceptionCode(in: message), message: message)
+        }
+        return bytes
+    }
+
+    /// Transport errors by kind: a read or overall deadline that passed is a timeout; any
+    /// failure to connect or a connection lost before the answer is "unreachable".
+    static func classify(_ error: any Error, endpoint: String) -> ClickHouseError {
+        if let e = error as? ClickHouseError { return e }
+        if let e = error as? HTTPClientError {
+            if e == .deadlineExceeded || e == .readTimeout || e == .writeTimeout { return .timeout(endpoint: endpoint) }
+            if e == .connectTimeout { return .unreachable(endpoint: endpoint, detail: "connect timed out") }
+            if e == .bodyLengthMismatch { return .badResponse(endpoint: endpoint, detail: "\(e)") }
+        }
+        return .unreachable(endpoint: endpoint, detail: "\(error)")
+    }
+}

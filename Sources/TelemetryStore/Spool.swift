@@ -1,0 +1,46 @@
+import TelemetryModel
+
+/// The embedded store seen as the spool of a remote backend: committed batches in commit
+/// order, removed only once the remote end acknowledged them. Ingest keeps its group commit
+/// and its "2xx means durable" promise; a forwarder drains the spool behind it.
+public protocol Spool: Sendable {
+    /// Up to `limit` committed batches of `env` with a batch id above `after`, oldest first.
+    func unshippedBatches(env: TelemetryEnvironment, after: Int64, limit: Int) async throws -> [SpoolBatch]
+    /// Removes shipped batches (and the retry-recognition ids of their records).
+    func removeShipped(env: TelemetryEnvironment, batchIDs: [Int64]) async throws
+    /// Incidents of `env` not yet acknowledged by the remote end.
+    func unshippedIncidents(env: TelemetryEnvironment) async throws -> [Incident]
+    func markIncidentsShipped(env: TelemetryEnvironment, ids: [String]) async throws
+    /// What waits to be shipped in `env`.
+    func depth(env: TelemetryEnvironment) async throws -> SpoolDepth
+}
+
+/// One committed batch as the spool holds it: records numbered `firstSeq ..< firstSeq+count`
+/// in this environment, all stamped with the batch's receive time.
+public struct SpoolBatch: Sendable {
+    public var env: TelemetryEnvironment
+    /// The batch row's id: the order batches were committed in.
+    public var batchID: Int64
+    public var kind: RecordKind
+    public var firstSeq: Int64
+    public var receivedAt: Int64
+    public var storedBytes: Int64
+    public var keys: [RecordKeys]
+    /// Each record's JSON exactly as received, in the order of `keys`.
+    public var records: [ArraySlice<UInt8>]
+}
+
+/// How much of one environment waits in the spool.
+public struct SpoolDepth: Sendable, Hashable {
+    public var records: Int
+    /// Compressed bytes of the waiting batches.
+    public var bytes: Int64
+    /// Receive time of the oldest waiting batch, nil when none waits.
+    public var oldestReceivedAt: Int64?
+
+    public init(records: Int = 0, bytes: Int64 = 0, oldestReceivedAt: Int64? = nil) {
+        self.records = records
+        self.bytes = bytes
+        self.oldestReceivedAt = oldestReceivedAt
+    }
+}

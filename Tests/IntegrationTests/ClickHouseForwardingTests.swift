@@ -1,0 +1,106 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The ClickHouse backend end to end: the built daemon spools, forwards to a private
+/// clickhouse-server 18.16, and releases the spool only after ClickHouse acknowledged.
+@Suite(.serialized, .enabled(if: PrivateClickHouse.isInstalled)) struct ClickHouseForwardingTests {
+    static func daemon(_ urls: [URL], database: String, extra: [String] = []) throws -> DaemonProcess {
+        try DaemonProcess(extraArguments: [
+            "--store-backend", "clickhouse", "--clickhouse-url", urls.map(\.absoluteString).joined(separator: ","),
+            "--clickhouse-database", database, "--collector-id", "7",
+        ] + extra)
+    }
+
+    /// Waits until `sql` answers `expected` (the forwarder works in the background).
+    static func eventually(_ server: PrivateClickHouse, _ sql: String, _ expected: String) async throws -> String {
+        var last = ""
+        for _ in 0..<150 {
+            last = try await server.query(sql)
+            if last == expected { return last }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return last
+    }
+
+    @Test func recordsArriveExactlyOncePPEApartAndOptedOutNowhere() async throws {
+        let server = try PrivateClickHouse()
+        defer { server.destroy() }
+        let d = try Self.daemon(server.urls, database: "fwd")
+        try await d.start()
+        defer { d.cleanUp() }
+        var lines: [String] = []
+        for i in 0..<300 {
+            lines.append(#"{"name":"EnrollmentCall","appId":"com.a","deviceId":"dev-\#(i % 5)","eventId":"e\#(i)","data":{"operation":"enroll","statusCode":100}}"#)
+        }
+        lines.append(#"{"name":"AppLaunch","appId":"com.ppe","deviceId":"p1","settings":{"MAMTelemetryUsePPE":true}}"#)
+        lines.append(#"{"name":"AppLaunch","appId":"com.optout","deviceId":"o1","data":{"marker":"OPTED-OUT-MARKER-42"},"settings":{"MAMTelemetryDisabled":true}}"#)
+        let (status, answer, _) = try await d.post("/v1/telemetry", body: Array(lines.joined(separator: "\n").utf8))
+        #expect(status == 200, "\(String(decoding: answer, as: UTF8.self))")
+        let prod = try await Self.eventually(server, "SELECT count(), uniqExact(id) FROM fwd.records FINAL FORMAT TSV", "300\t300\n")
+        #expect(prod == "300\t300\n")
+        #expect(try await server.query("SELECT count() FROM fwd.records WHERE app = 'com.ppe' FORMAT TSV") == "0\n")
+        let ppe = try await Self.eventually(server, "SELECT app, collector FROM fwd_ppe.records FORMAT TSV", "com.ppe\t7\n")
+        #expect(ppe == "com.ppe\t7\n")
+        // The opted-out marker is in no table of any database.
+        let columns = try await server.query(
+            "SELECT database, table, name FROM system.columns WHERE database LIKE 'fwd%' AND type LIKE '%String%' FORMAT TSV")
+        var searched = 0
+        for row in columns.split(separator: "\n") {
+            let p = row.split(separator: "\t")
+            let found = try await server.query(
+                "SELECT count() FROM \(p[0]).\(p[1]) WHERE positionCaseInsensitive(ifNull(\(p[2]), ''), 'OPTED-OUT-MARKER') > 0 FORMAT TSV")
+            #expect(found == "0\n", "marker in \(row)")
+            searched += 1
+        }
+        #expect(searched > 10)
+        // The spool is empty again once everything is acknowledged.
+        let (_, ready) = try await d.get("/readyz")
+        #expect(String(decoding: ready, as: UTF8.self).contains("spool 0 records"))
+    }
+
+    /// Re-sending a spooled batch (a crash between ClickHouse's acknowledgement and the
+    /// spool's delete) inserts identical rows; `FINAL` shows each record once.
+    @Test func aResentBatchIsInvisibleWithFinal() async throws {
+        let server = try PrivateClickHouse()
+        defer { server.destroy() }
+        let d = try Self.daemon(server.urls, database: "dup")
+        try await d.start()
+        defer { d.cleanUp() }
+        let body = (0..<50).map { _ in #"{"name":"IntuneAction","appId":"com.d","deviceId":"x","data":{"action":"PinPrompt"}}"# }
+        #expect(try await d.post("/v1/telemetry", body: Array(body.joined(separator: "\n").utf8)).0 == 200)
+        #expect(try await Self.eventually(server, "SELECT count() FROM dup.records FORMAT TSV", "50\n") == "50\n")
+        // What a redelivery writes: the same rows again, in a second insert (another part).
+        _ = try await server.query("INSERT INTO dup.records SELECT * FROM dup.records")
+        #expect(try await server.query("SELECT count() FROM dup.records FORMAT TSV") == "100\n")
+        #expect(try await server.query("SELECT count() FROM dup.records FINAL FORMAT TSV") == "50\n")
+        #expect(try await server.query("SELECT count() FROM (SELECT id FROM dup.records LIMIT 1 BY id, collector) FORMAT TSV") == "50\n")
+    }
+
+    @Test func ingestKeepsAcknowledgingWhileClickHouseIsDownThenAnswers503AtTheSpoolCap() async throws {
+        // Nothing listens on this port: every forwarding attempt is "unreachable".
+        let d = try Self.daemon([URL(string: "http://127.0.0.1:9")!], database: "down", extra: ["--clickhouse-spool-max-bytes", "1048576"])
+        try await d.start()
+        defer { d.cleanUp() }
+        var generator = SeededRandom(seed: 14)
+        var refusal: (Int, String, Bool)?
+        for round in 0..<200 {
+            // Random text compresses badly, so the spool grows quickly.
+            let lines = (0..<200).map { i in
+                let noise = (0..<40).map { _ in String(generator.next() % 1_000_000_007, radix: 36) }.joined()
+                return #"{"name":"IntuneAction","appId":"com.s","deviceId":"d\#(round)-\#(i)","data":{"n":"\#(noise)"}}"#
+            }
+            let (status, answer, headers) = try await d.post("/v1/telemetry", body: Array(lines.joined(separator: "\n").utf8))
+            if status != 200 {
+                refusal = (status, String(decoding: answer, as: UTF8.self), headers.contains(name: "Retry-After"))
+                break
+            }
+        }
+        let r = try #require(refusal)
+        #expect(r.0 == 503)
+        #expect(r.1.contains("clickhouse.spoolMaxBytes=1048576"))
+        #expect(r.2)
+        let (_, ready) = try await d.get("/readyz")
+        #expect(String(decoding: ready, as: UTF8.self).contains("backend unreachable (unreachable)"))
+    }
+}

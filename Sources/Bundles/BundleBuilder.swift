@@ -109,7 +109,8 @@ public struct BundleBuilder: Sendable {
                 for record in page.records {
                     let (json, captured) = redactor.redact(json: record.json, verbose: record.keys.level == .verbose, capture: capture)
                     json.withUnsafeBufferPointer {
-                        lines.append(id: record.id, receivedAt: record.receivedAt, env: record.env, statusCode: record.keys.statusCode, json: $0)
+                        lines.append(
+                            id: record.id, receivedAt: record.receivedAt, env: record.env, statusCode: record.keys.statusCode, json: $0)
                     }
                     lines.append(raw: CollectionOfOne(0x0A))
                     timeline.add(record, kind: kind, captured: captured)

@@ -19,10 +19,20 @@ public final class ForwarderStatus: Sendable {
 
     public var snapshot: Snapshot { state.withLock { $0 } }
 
-    func succeeded() { state.withLock { $0.reachable = true; $0.lastError = nil; $0.lastErrorKind = nil } }
+    func succeeded() {
+        state.withLock {
+            $0.reachable = true
+            $0.lastError = nil
+            $0.lastErrorKind = nil
+        }
+    }
 
     func failed(_ message: String, kind: String) {
-        state.withLock { $0.reachable = false; $0.lastError = message; $0.lastErrorKind = kind }
+        state.withLock {
+            $0.reachable = false
+            $0.lastError = message
+            $0.lastErrorKind = kind
+        }
     }
 
     func update(depth: SpoolDepth) { state.withLock { $0.depth = depth } }

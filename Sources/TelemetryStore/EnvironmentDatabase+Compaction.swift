@@ -111,7 +111,9 @@ extension EnvironmentDatabase {
                 db, sql: "SELECT id, storedBytes, levelMask FROM batch WHERE id IN (\(placeholders)) ORDER BY firstSeq",
                 arguments: StatementArguments(ids))
             guard current.count == rows.count,
-                zip(current, rows).allSatisfy({ $0["id"] == $1.id && $0["storedBytes"] == $1.storedBytes && $0["levelMask"] == $1.levelMask })
+                zip(current, rows).allSatisfy({
+                    $0["id"] == $1.id && $0["storedBytes"] == $1.storedBytes && $0["levelMask"] == $1.levelMask
+                })
             else { return nil }
             try db.execute(sql: "DELETE FROM batch WHERE id IN (\(placeholders))", arguments: StatementArguments(ids))
             try midMerge()

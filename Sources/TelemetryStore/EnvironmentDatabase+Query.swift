@@ -88,7 +88,8 @@ extension EnvironmentDatabase {
                 guard q.matches(keys[i]) else { continue }
                 if needsBytes {
                     if lines == nil {
-                        lines = try BatchLines(payload: block.payload([UInt8](row["payload"] as Data)), expected: keys.count, firstSeq: firstSeq)
+                        lines = try BatchLines(
+                            payload: block.payload([UInt8](row["payload"] as Data)), expected: keys.count, firstSeq: firstSeq)
                     }
                     let shown = try lines!.withLine(i) { raw -> Bool in
                         func offer(_ json: UnsafeBufferPointer<UInt8>) throws -> Bool {

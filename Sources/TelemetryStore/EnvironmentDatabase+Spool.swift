@@ -8,7 +8,8 @@ extension EnvironmentDatabase {
         let env = self.env
         return try await pool.read { db in
             let rows = try Row.fetchAll(
-                db, sql: "SELECT id, kind, firstSeq, count, receivedAt, storedBytes, keys, payload FROM batch WHERE id > ? ORDER BY id LIMIT ?",
+                db,
+                sql: "SELECT id, kind, firstSeq, count, receivedAt, storedBytes, keys, payload FROM batch WHERE id > ? ORDER BY id LIMIT ?",
                 arguments: [after, limit])
             return try rows.map { row in
                 let keys = try KeysBlock.decode(Inflate.decompress([UInt8](row["keys"] as Data), format: .zlib))
@@ -30,7 +31,9 @@ extension EnvironmentDatabase {
         guard !batchIDs.isEmpty else { return }
         try await pool.write { db in
             for id in batchIDs {
-                guard let row = try Row.fetchOne(db, sql: "SELECT firstSeq, count FROM batch WHERE id = ?", arguments: [id]) else { continue }
+                guard let row = try Row.fetchOne(db, sql: "SELECT firstSeq, count FROM batch WHERE id = ?", arguments: [id]) else {
+                    continue
+                }
                 let first: Int64 = row["firstSeq"]
                 let count: Int64 = row["count"]
                 try db.execute(sql: "DELETE FROM event_id WHERE seq >= ? AND seq < ?", arguments: [first, first + count])
@@ -61,7 +64,8 @@ extension EnvironmentDatabase {
 
     func spoolDepth() async throws -> SpoolDepth {
         try await pool.read { db in
-            let row = try Row.fetchOne(db, sql: "SELECT COALESCE(SUM(count), 0) AS n, COALESCE(SUM(storedBytes), 0) AS b, MIN(receivedAt) AS o FROM batch")
+            let row = try Row.fetchOne(
+                db, sql: "SELECT COALESCE(SUM(count), 0) AS n, COALESCE(SUM(storedBytes), 0) AS b, MIN(receivedAt) AS o FROM batch")
             return SpoolDepth(records: row?["n"] ?? 0, bytes: row?["b"] ?? 0, oldestReceivedAt: row?["o"])
         }
     }

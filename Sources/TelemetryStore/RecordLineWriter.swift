@@ -23,7 +23,9 @@ public struct RecordLineWriter: Sendable {
     }
 
     /// One record; JSON that is not an object is written as stored, without server fields.
-    public mutating func append(id: Int64, receivedAt ms: Int64, env: TelemetryEnvironment, statusCode: Int?, json: UnsafeBufferPointer<UInt8>) {
+    public mutating func append(
+        id: Int64, receivedAt ms: Int64, env: TelemetryEnvironment, statusCode: Int?, json: UnsafeBufferPointer<UInt8>
+    ) {
         guard json.first == UInt8(ascii: "{") else {
             bytes.append(contentsOf: json)
             return

@@ -1,7 +1,7 @@
 import ClickHouseStore
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The one binder every value goes through: adversarial strings must come back from the
 /// server byte for byte and never change the statement around them.
@@ -29,7 +29,10 @@ import TestSupport
             for (i, b) in inner.enumerated() where b == UInt8(ascii: "'") {
                 var backslashes = 0
                 var j = i - 1
-                while j >= 0, inner[j] == UInt8(ascii: "\\") { backslashes += 1; j -= 1 }
+                while j >= 0, inner[j] == UInt8(ascii: "\\") {
+                    backslashes += 1
+                    j -= 1
+                }
                 #expect(backslashes % 2 == 1, "unescaped quote in \(literal)")
             }
             #expect(!inner.contains { $0 < 0x20 || $0 == 0x7F })

@@ -1,7 +1,7 @@
 import ClickHouseStore
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite(.enabled(if: PrivateClickHouse.isInstalled)) struct ClickHouseSchemaTests {
     @Test func migrationCreatesBothDatabasesIdempotentlyAndRefusesANewerSchema() async throws {

@@ -6,10 +6,11 @@ import Testing
 /// clickhouse-server 18.16, and releases the spool only after ClickHouse acknowledged.
 @Suite(.serialized, .enabled(if: PrivateClickHouse.isInstalled)) struct ClickHouseForwardingTests {
     static func daemon(_ urls: [URL], database: String, extra: [String] = []) throws -> DaemonProcess {
-        try DaemonProcess(extraArguments: [
-            "--store-backend", "clickhouse", "--clickhouse-url", urls.map(\.absoluteString).joined(separator: ","),
-            "--clickhouse-database", database, "--collector-id", "7",
-        ] + extra)
+        try DaemonProcess(
+            extraArguments: [
+                "--store-backend", "clickhouse", "--clickhouse-url", urls.map(\.absoluteString).joined(separator: ","),
+                "--clickhouse-database", database, "--collector-id", "7",
+            ] + extra)
     }
 
     /// Waits until `sql` answers `expected` (the forwarder works in the background).
@@ -31,10 +32,14 @@ import Testing
         defer { d.cleanUp() }
         var lines: [String] = []
         for i in 0..<300 {
-            lines.append(#"{"name":"EnrollmentCall","appId":"com.a","deviceId":"dev-\#(i % 5)","eventId":"e\#(i)","data":{"operation":"enroll","statusCode":100}}"#)
+            lines.append(
+                #"{"name":"EnrollmentCall","appId":"com.a","deviceId":"dev-\#(i % 5)","eventId":"e\#(i)","data":{"operation":"enroll","statusCode":100}}"#
+            )
         }
         lines.append(#"{"name":"AppLaunch","appId":"com.ppe","deviceId":"p1","settings":{"MAMTelemetryUsePPE":true}}"#)
-        lines.append(#"{"name":"AppLaunch","appId":"com.optout","deviceId":"o1","data":{"marker":"OPTED-OUT-MARKER-42"},"settings":{"MAMTelemetryDisabled":true}}"#)
+        lines.append(
+            #"{"name":"AppLaunch","appId":"com.optout","deviceId":"o1","data":{"marker":"OPTED-OUT-MARKER-42"},"settings":{"MAMTelemetryDisabled":true}}"#
+        )
         let (status, answer, _) = try await d.post("/v1/telemetry", body: Array(lines.joined(separator: "\n").utf8))
         #expect(status == 200, "\(String(decoding: answer, as: UTF8.self))")
         let prod = try await Self.eventually(server, "SELECT count(), uniqExact(id) FROM fwd.records FINAL FORMAT TSV", "300\t300\n")

@@ -40,7 +40,8 @@ import Testing
         p.standardOutput = pipe
         try p.run()
         p.waitUntilExit()
-        return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(
+            in: .whitespacesAndNewlines)
     }
 
     static let segmentRows = "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) = x'01'"

@@ -27,7 +27,10 @@ import Testing
             let device = devices[i % devices.count]
             let session = Self.guid(&random)
             // GUID-like text that must stay text, an escape byte, upper case, a GUID at the end.
-            let odd = ["ABCDEF01-2345-6789-abcd-ef0123456789", "\u{01}", "0123456789abcdef0123456789abcdef0123", "12345678-1234-1234-1234-12345678901"][i % 4]
+            let odd = [
+                "ABCDEF01-2345-6789-abcd-ef0123456789", "\u{01}", "0123456789abcdef0123456789abcdef0123",
+                "12345678-1234-1234-1234-12345678901",
+            ][i % 4]
             let json = #"{"deviceId":"\#(device)","sessionId":"\#(session)","odd":"\#(odd)","n":\#(i)}\#(session)"#
             var keys = RecordKeys(
                 time: 1_700_000_000_000 + Int64(i * 37 % 11) * 1000, appId: "com.app\(i % 3)", deviceId: device, sessionId: session,
@@ -91,7 +94,8 @@ import Testing
     }
 
     static func log(_ n: Int, device: String, time: Int64) -> DecodedRecord {
-        let json = #"{"time":"\#(Timestamp.format(milliseconds: time))","level":"info","message":"m\#(n)","appId":"com.app","deviceId":"\#(device)"}"#
+        let json =
+            #"{"time":"\#(Timestamp.format(milliseconds: time))","level":"info","message":"m\#(n)","appId":"com.app","deviceId":"\#(device)"}"#
         return DecodedRecord(
             json: Array(json.utf8), keys: RecordKeys(time: time, appId: "com.app", deviceId: device, level: .info), flags: .unspecified,
             eventId: nil)
@@ -105,10 +109,13 @@ import Testing
         for n in 0..<30 {
             let device = Self.guid(&random)
             let events = (0..<3).map {
-                StoreFixture.event(app: n % 2 == 0 ? "com.a" : "com.b", device: device, time: now - 90_000 + Int64(n * 10 + $0), eventId: "e\(n)-\($0)")
+                StoreFixture.event(
+                    app: n % 2 == 0 ? "com.a" : "com.b", device: device, time: now - 90_000 + Int64(n * 10 + $0), eventId: "e\(n)-\($0)")
             }
             _ = try await f.store.append(events, kind: .event, env: .prod, receivedAt: now - 60_000 + Int64(n), incident: nil)
-            _ = try await f.store.append([Self.log(n, device: device, time: now - 90_000 + Int64(n))], kind: .log, env: .prod, receivedAt: now - 60_000 + Int64(n), incident: nil)
+            _ = try await f.store.append(
+                [Self.log(n, device: device, time: now - 90_000 + Int64(n))], kind: .log, env: .prod, receivedAt: now - 60_000 + Int64(n),
+                incident: nil)
         }
         let pagesBefore = [
             try await f.all(.event, order: .asc), try await f.all(.event, order: .desc), try await f.all(.log, order: .asc),

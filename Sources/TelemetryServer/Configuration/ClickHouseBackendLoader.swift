@@ -55,14 +55,16 @@ enum ClickHouseBackendLoader {
         ch.spoolMaxBytes = Int64(spool)
         if let id = config.int(forKey: "collector.id") {
             guard (0...255).contains(id) else {
-                throw ConfigurationError.invalid(key: "collector.id", value: String(id), expected: "a number from 0 to 255, unique per collector")
+                throw ConfigurationError.invalid(
+                    key: "collector.id", value: String(id), expected: "a number from 0 to 255, unique per collector")
             }
             ch.collectorID = UInt8(id)
         }
         if c.backend == .clickhouse, ch.collectorID == nil {
             // Two collectors with the same number would fold each other's records together.
             throw ConfigurationError.invalid(
-                key: "collector.id", value: "(unset)", expected: "a number from 0 to 255, unique per collector, with store.backend clickhouse")
+                key: "collector.id", value: "(unset)",
+                expected: "a number from 0 to 255, unique per collector, with store.backend clickhouse")
         }
         c.clickhouse = ch
     }

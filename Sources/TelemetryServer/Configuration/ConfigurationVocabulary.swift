@@ -25,7 +25,9 @@ enum ConfigurationVocabulary {
                 // Every user of the host can read a command line (`ps`).
                 throw ConfigurationError.invalid(
                     key: "clickhouse.password", value: "(given on the command line)",
-                    expected: "the password in a file (--clickhouse-password-file) or in \(ClickHouseBackendLoader.passwordVariable), never as a flag")
+                    expected:
+                        "the password in a file (--clickhouse-password-file) or in \(ClickHouseBackendLoader.passwordVariable), never as a flag"
+                )
             }
             throw ConfigurationError.unknown(
                 key: flag, source: "command-line option", suggestion: closest(to: flag, among: Array(known)))

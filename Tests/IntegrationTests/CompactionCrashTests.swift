@@ -83,6 +83,11 @@ import Testing
         let p = try #require(d.process)
         let deadline = Date().addingTimeInterval(30)
         while p.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        guard !p.isRunning else {
+            d.kill()
+            Issue.record("the daemon did not reach \(point) within 30 s")
+            return
+        }
         #expect(p.terminationReason == .uncaughtSignal && p.terminationStatus == SIGKILL, "exit \(p.terminationStatus)")
 
         // Restarted without compaction: the crash left the batches (mid-merge) or the first

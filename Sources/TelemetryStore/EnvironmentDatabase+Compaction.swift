@@ -64,10 +64,17 @@ extension EnvironmentDatabase {
         guard let first = rows.first, let segmentId = rows.map(\.id).min() else { return nil }
         let ids = rows.map(\.id)
         let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+        // Copied out of the rows inside the read, so the read runs off the cooperative pool
+        // (GRDB's async read needs a Sendable result; rows are not).
         let blobs = try await pool.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT firstSeq, receivedAt, keys, payload FROM batch WHERE id IN (\(placeholders)) ORDER BY firstSeq",
-                arguments: StatementArguments(ids))
+                arguments: StatementArguments(ids)
+            ).map {
+                RowBlobs(
+                    firstSeq: $0["firstSeq"], receivedAt: $0["receivedAt"], keys: [UInt8]($0["keys"] as Data),
+                    payload: [UInt8]($0["payload"] as Data))
+            }
         }
         guard blobs.count == rows.count else { return nil }
         var records: [Segment.Record] = []
@@ -80,8 +87,8 @@ extension EnvironmentDatabase {
         var levelMask = 0
         var scrubbed = EnvironmentDatabase.verboseScrubbedBit
         for (row, candidate) in zip(blobs, rows) {
-            let block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: row["firstSeq"], receivedAt: row["receivedAt"])
-            let payload = try block.payload([UInt8](row["payload"] as Data))
+            let block = try StoredBlock(keysBlob: row.keys, firstSeq: row.firstSeq, receivedAt: row.receivedAt)
+            let payload = try block.payload(row.payload)
             let lines = payload.split(separator: 0x0A, omittingEmptySubsequences: false)
             guard lines.count == block.keys.count else {
                 throw StoreError.corruptBlock("row \(candidate.id) has \(lines.count) lines for \(block.keys.count) keys")
@@ -134,4 +141,12 @@ extension EnvironmentDatabase {
                 bytesAfter: storedBytes)
         }
     }
+}
+
+/// A stored row's columns the compactor merges, read out of SQLite in one snapshot.
+private struct RowBlobs: Sendable {
+    let firstSeq: Int64
+    let receivedAt: Int64
+    let keys: [UInt8]
+    let payload: [UInt8]
 }

@@ -29,8 +29,6 @@ public struct DaemonComponents: Sendable {
     public let metrics: PrometheusMetrics
     public let disk: DiskGuard
     public let retention: RetentionService
-    /// Merges the store's old small batches into segments in the background.
-    public let compactor: any Service
     public let tokens: TokenStore
     /// What `systemctl reload` changes while running; components read it when they act.
     public let settings: LiveSettings
@@ -64,10 +62,13 @@ public struct DaemonComponents: Sendable {
                 spool: sqlite, client: ClickHouseClient(configuration: configuration.clickhouse.client),
                 collector: CollectorID(collector), clock: clock, metrics: metrics.factory, logger: logger)
             self.forwarder = forwarder
+            // No compactor: spool rows live only until shipped, and the spool reader and its
+            // per-batch deletes expect the group commit's batches, not segments.
             storeServices = [sqlite.committer, forwarder]
         } else {
             forwarder = nil
-            storeServices = [sqlite.committer]
+            // The compactor merges the store's old small batches into segments.
+            storeServices = [sqlite.committer, sqlite.compactor]
         }
         let control = try ControlDatabase.open(directory: dir)
         registry = try AppRegistry(pool: control)
@@ -81,7 +82,6 @@ public struct DaemonComponents: Sendable {
             store: sqlite, policy: { settings.current.retention }, logger: logger, clock: clock,
             metrics: metrics.factory)
         self.retention = retention
-        compactor = sqlite.compactor
         let transitions = DiskTransitionLog(logger: logger, dataDirectory: dir.path)
         disk = DiskGuard(
             directory: dir, configuration: { settings.current.disk }, space: space, retention: retention,
@@ -105,7 +105,7 @@ public struct DaemonComponents: Sendable {
     }
 
     /// The background services every daemon runs beside the HTTP server.
-    public var services: [any Service] { storeServices + [drops, disk, retention, compactor] }
+    public var services: [any Service] { storeServices + [drops, disk, retention] }
 }
 
 /// Extra wiring the daemon adds around the HTTP application (journald, systemd).

@@ -79,7 +79,7 @@ extension EnvironmentDatabase {
         guard blobs.count == rows.count else { return nil }
         var records: [Segment.Record] = []
         records.reserveCapacity(rows.reduce(0) { $0 + $1.count })
-        var terms = Set<BloomTerm>()
+        var bloom = BloomBuilder()
         var minTime = Int64.max
         var maxTime = Int64.min
         // Level bits of every row; "verbose already scrubbed" only when it holds for every row
@@ -95,15 +95,13 @@ extension EnvironmentDatabase {
             }
             for (i, k) in block.keys.enumerated() {
                 records.append(Segment.Record(id: block.id(i), receivedAt: block.receivedAt(i), keys: k, json: lines[i]))
-                for term in BloomTerm.terms(of: k) { terms.insert(term) }
+                bloom.add(k)
                 minTime = min(minTime, k.time)
                 maxTime = max(maxTime, k.time)
             }
             levelMask |= candidate.levelMask & ~EnvironmentDatabase.verboseScrubbedBit
             if candidate.levelMask & 1 != 0 { scrubbed &= candidate.levelMask }
         }
-        var bloom = BloomFilter(expected: terms.count)
-        for term in terms { bloom.insert(term) }
         let (keys, payload, rawBytes) = try Segment.encode(records)
         let storedBytes = keys.count + payload.count
         // The segment's receive time is its newest row's: age retention removes it when
@@ -112,7 +110,7 @@ extension EnvironmentDatabase {
         let recordCount = records.count
         let bounds = (min: minTime, max: maxTime)
         let mask = levelMask | scrubbed
-        let bloomBits = Data(bloom.bits)
+        let bloomBits = Data(bloom.filter().bits)
         return try await pool.write { db in
             let current = try Row.fetchAll(
                 db, sql: "SELECT id, storedBytes, levelMask FROM batch WHERE id IN (\(placeholders)) ORDER BY firstSeq",

@@ -15,12 +15,14 @@ public struct RecordRedactor: Sendable {
     public let pseudonymizer: Pseudonymizer
     public let enabled: Bool
     public private(set) var counts = RedactionCounts()
-    /// HMACs are cheap but not free; the same users recur in every page. Bounded.
-    private var cache: [String: String] = [:]
+    /// The same users recur in every record of a page: pseudonyms are computed once per
+    /// request (the cache is the caller's `RecordVisibility`'s), not once per record.
+    private let cache: PseudonymCache
 
-    public init(pseudonymizer: Pseudonymizer, enabled: Bool) {
+    public init(pseudonymizer: Pseudonymizer, enabled: Bool, cache: PseudonymCache = PseudonymCache()) {
         self.pseudonymizer = pseudonymizer
         self.enabled = enabled
+        self.cache = cache
     }
 
     /// Members holding a UPN / user name as their whole value.
@@ -42,12 +44,7 @@ public struct RecordRedactor: Sendable {
             + (AppFlags.Key.telemetryDisabled + AppFlags.Key.usePPE + AppFlags.Key.verboseLogging).map { $0.lowercased() })
 
     public mutating func pseudonym(_ value: String, kind: String) -> String {
-        let key = kind + ":" + value.lowercased()
-        if let hit = cache[key] { return hit }
-        if cache.count >= 10_000 { cache.removeAll(keepingCapacity: true) }
-        let p = pseudonymizer.pseudonym(value, kind: kind)
-        cache[key] = p
-        return p
+        cache.value(for: kind + ":" + value.lowercased()) { pseudonymizer.pseudonym(value, kind: kind) }
     }
 
     /// Rewrites one stored JSON record; `verbose` is whether the record is a verbose-level

@@ -12,6 +12,9 @@ import TelemetryModel
 public struct RecordVisibility: Sendable {
     public let piiAllowed: Bool
     public let pseudonymizer: Pseudonymizer
+    /// Pseudonyms computed for this caller so far: one visibility serves one request, and
+    /// every record it presents shares them.
+    let pseudonyms = PseudonymCache()
 
     public init(piiAllowed: Bool, pseudonymizer: Pseudonymizer) {
         self.piiAllowed = piiAllowed
@@ -20,7 +23,7 @@ public struct RecordVisibility: Sendable {
 
     /// The byte-level worker applying these rules, with its own counts (bundle manifests).
     public func redactor() -> RecordRedactor {
-        RecordRedactor(pseudonymizer: pseudonymizer, enabled: !piiAllowed)
+        RecordRedactor(pseudonymizer: pseudonymizer, enabled: !piiAllowed, cache: pseudonyms)
     }
 
     /// One stored record's JSON as this caller sees it (`verbose`: the record's level).

@@ -12,6 +12,9 @@
 #   ingesting the same log records over HTTP (vs. our logs-only ingest);
 #   (g) OTLP/HTTP protobuf logs ingest of the same kind of records, beside our NDJSON (f);
 #   (i) peer: ClickHouse holding the same events, the same queries (scripts/bench-clickhouse.sh).
+#   (k) the ClickHouse backend: ingest acked and shipped vs a client inserting the same rows
+#       directly, spool drain after an outage, reads vs the SQLite backend
+#       (scripts/bench-clickhouse-backend.sh).
 #   then (a), (c), (d) on the fleet and the GUID-heavy data sets, each against raw zlib-6 of itself.
 # Usage: scripts/bench.sh [--smoke] [--out DIR]      (make bench)
 # --smoke runs each step for ~2 s so CI keeps the suite working; its figures mean nothing.
@@ -197,6 +200,11 @@ echo "== (i) peer: ClickHouse (Debian's 18.16, one private server), the same eve
 # After the load steps, so ClickHouse never shares the CPU with our daemon under load.
 scripts/bench-clickhouse.sh run "$TMP/dataset/events.ndjson" "$OUT/i-clickhouse.json"
 
+echo "== (k) ClickHouse backend: collector ingest and shipping vs direct insert, outage drain, reads vs SQLite"
+SMOKE_FLAG=""; [ "$SMOKE" = 1 ] && SMOKE_FLAG=--smoke
+BENCH_BIN=$BIN BENCH_SECONDS=$D BENCH_CONCURRENCY=$CONC BENCH_BATCH=$BATCH \
+  scripts/bench-clickhouse-backend.sh "$OUT/k-clickhouse-backend.json" $SMOKE_FLAG | tee "$OUT/k-clickhouse-backend.txt"
+
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/load.txt"
 
 python3 - "$OUT" "$IDLE_KIB" "$EVENTS_IN_WINDOW" "$SMOKE" <<'PY' | tee "$OUT/summary.txt"
@@ -254,6 +262,7 @@ print("errors by run:", errs or "none", "| pool wrapped (duplicates):", {k: x["p
 if smoke: print("(smoke mode: figures are not meaningful)")
 PY
 scripts/bench-clickhouse.sh rows "$OUT" | tee -a "$OUT/summary.txt"
+grep '^|' "$OUT/k-clickhouse-backend.txt" | tee -a "$OUT/summary.txt" || true
 # ---- Fleet vs GUID-heavy data: steps (a), (c) and (d) once per data set of
 # `mamtelemetryctl bench --data`, each on a fresh daemon, beside raw zlib-6 of the same data.
 echo "== fleet vs GUID-heavy data sets (scripts/bench-datasets.sh)"

@@ -52,6 +52,13 @@ public struct ClickHouseSQL: Sendable, Hashable, ExpressibleByStringInterpolatio
             parts.append(.text(identifier))
         }
 
+        /// An integer written into the statement as text in both renderings, for the places
+        /// ClickHouse takes no parameter (the `PARTITION` expression of an `ALTER`). The
+        /// decimal text of an integer cannot change what a statement means.
+        public mutating func appendInterpolation(literal value: Int64) {
+            parts.append(.text(String(value)))
+        }
+
         /// Another statement built the same way (a WHERE clause assembled from filters).
         public mutating func appendInterpolation(fragment: ClickHouseSQL) {
             parts.append(contentsOf: fragment.parts)

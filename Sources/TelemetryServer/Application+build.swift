@@ -78,8 +78,12 @@ public struct DaemonComponents: Sendable {
         drops = try DropLedger(pool: control, logger: logger, clock: clock)
         let settings = LiveSettings(configuration)
         self.settings = settings
+        // On ClickHouse, retention drops ClickHouse partitions and never ages out the spool:
+        // an outage longer than the retention period must not delete unshipped records.
+        let retentionStore: any RetentionStore =
+            forwarder.map { ClickHouseRetention(client: $0.client, spool: sqlite, logger: logger) } ?? sqlite
         let retention = RetentionService(
-            store: sqlite, policy: { settings.current.retention }, logger: logger, clock: clock,
+            store: retentionStore, policy: { settings.current.retention }, logger: logger, clock: clock,
             metrics: metrics.factory)
         self.retention = retention
         let transitions = DiskTransitionLog(logger: logger, dataDirectory: dir.path)

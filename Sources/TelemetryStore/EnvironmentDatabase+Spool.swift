@@ -26,20 +26,47 @@ extension EnvironmentDatabase {
         }
     }
 
-    /// Deletes shipped batches with the dedup ids of their records, in one transaction.
+    /// Deletes shipped batches, in one transaction. Their records' dedup ids stay, so a client
+    /// retry that arrives after shipping is still recognised instead of stored a second time
+    /// under a new id; ``maintainSpool(_:nowMs:)`` ages them out.
     func removeShipped(batchIDs: [Int64]) async throws {
         guard !batchIDs.isEmpty else { return }
         try await pool.write { db in
             for id in batchIDs {
-                guard let row = try Row.fetchOne(db, sql: "SELECT firstSeq, count FROM batch WHERE id = ?", arguments: [id]) else {
-                    continue
-                }
-                let first: Int64 = row["firstSeq"]
-                let count: Int64 = row["count"]
-                try db.execute(sql: "DELETE FROM event_id WHERE seq >= ? AND seq < ?", arguments: [first, first + count])
                 try db.execute(sql: "DELETE FROM batch WHERE id = ?", arguments: [id])
             }
         }
+    }
+
+    /// The spool's retention: never a batch (unshipped data leaves only by shipping), only
+    /// bookkeeping that would otherwise grow forever. Dedup ids go once they are older than
+    /// ``SpoolRetryWindow``, judged by `seq_mark`: every pass notes the highest seq now, and
+    /// the ids at or below the newest mark older than the window were committed before it, so
+    /// they go in one range delete on the seq index (an id lives between the window and the
+    /// window plus one pass interval). Shipped incidents go after the logs age, rollups after
+    /// their own.
+    func maintainSpool(_ limits: RetentionPolicy.Limits, nowMs: Int64) async throws -> RetentionResult {
+        let cutoff = nowMs - SpoolRetryWindow.seconds * 1000
+        var result = try await pool.write { db in
+            var result = RetentionResult()
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO seq_mark(at, seq) SELECT ?, COALESCE(MAX(seq), 0) FROM event_id", arguments: [nowMs])
+            if let seq = try Int64.fetchOne(db, sql: "SELECT seq FROM seq_mark WHERE at <= ? ORDER BY at DESC LIMIT 1", arguments: [cutoff])
+            {
+                try db.execute(sql: "DELETE FROM event_id WHERE seq <= ?", arguments: [seq])
+                result.retryIDs = db.changesCount
+                try db.execute(sql: "DELETE FROM seq_mark WHERE at <= ?", arguments: [cutoff])
+            }
+            if let age = limits.logsMaxAge {
+                try db.execute(sql: "DELETE FROM incident WHERE shipped = 1 AND createdAt < ?", arguments: [nowMs - age * 1000])
+            }
+            if let age = limits.rollupsMaxAge {
+                result.rollupRows += try Self.expireRollups(before: nowMs - age * 1000, db: db)
+            }
+            return result
+        }
+        if result.retryIDs > 0 || result.rollupRows > 0 { result.bytesReturned = try await returnFreePages() }
+        return result
     }
 
     func unshippedIncidents() async throws -> [Incident] {

@@ -61,6 +61,8 @@ public struct RetentionResult: Sendable, Hashable {
     public var rollupRows = 0
     /// Bytes the database files shrank by (free pages cut off, WAL emptied).
     public var bytesReturned: Int64 = 0
+    /// A spool's retry-recognition ids past the retry window (see ``SpoolRetryWindow``).
+    public var retryIDs = 0
 
     public init() {}
 
@@ -71,5 +73,6 @@ public struct RetentionResult: Sendable, Hashable {
         lhs.verboseScrubbed += rhs.verboseScrubbed
         lhs.rollupRows += rhs.rollupRows
         lhs.bytesReturned += rhs.bytesReturned
+        lhs.retryIDs += rhs.retryIDs
     }
 }

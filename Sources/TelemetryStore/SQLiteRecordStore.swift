@@ -123,4 +123,8 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
     public func depth(env: TelemetryEnvironment) async throws -> SpoolDepth {
         try await databases[env].spoolDepth()
     }
+
+    public func maintain(env: TelemetryEnvironment, limits: RetentionPolicy.Limits, nowMs: Int64) async throws -> RetentionResult {
+        try await databases[env].maintainSpool(limits, nowMs: nowMs)
+    }
 }

@@ -6,13 +6,32 @@ import TelemetryModel
 public protocol Spool: Sendable {
     /// Up to `limit` committed batches of `env` with a batch id above `after`, oldest first.
     func unshippedBatches(env: TelemetryEnvironment, after: Int64, limit: Int) async throws -> [SpoolBatch]
-    /// Removes shipped batches (and the retry-recognition ids of their records).
+    /// Removes shipped batches. The retry-recognition ids of their records stay (a client
+    /// retry after shipping is still recognised) until ``maintain(env:limits:nowMs:)`` ages
+    /// them out past ``SpoolRetryWindow/seconds``.
     func removeShipped(env: TelemetryEnvironment, batchIDs: [Int64]) async throws
     /// Incidents of `env` not yet acknowledged by the remote end.
     func unshippedIncidents(env: TelemetryEnvironment) async throws -> [Incident]
     func markIncidentsShipped(env: TelemetryEnvironment, ids: [String]) async throws
     /// What waits to be shipped in `env`.
     func depth(env: TelemetryEnvironment) async throws -> SpoolDepth
+    /// Keeps the spool's bookkeeping bounded without touching anything unshipped: ages out
+    /// retry-recognition ids past the retry window, shipped incidents past the logs age and
+    /// event rollups past theirs. Retention never deletes a spooled batch: the spool drains
+    /// only by shipping, and its size is bounded by the ingest cap instead.
+    func maintain(env: TelemetryEnvironment, limits: RetentionPolicy.Limits, nowMs: Int64) async throws -> RetentionResult
+    /// Gives space held by already deleted rows back to the filesystem; returns the bytes freed.
+    func returnFreeSpace(env: TelemetryEnvironment) async throws -> Int64
+}
+
+/// How long a collector on a remote backend recognises a client's retry (same kind, app and
+/// `eventId`) after the original was shipped: 7 days. A client retries a request whose
+/// acknowledgement it never saw, from its offline queue, when it is next online; a week
+/// covers a device that went offline for days. The embedded store recognises a retry as
+/// long as it keeps the original (30 days of events by default), but a spool must stay
+/// small: a week of ids is bounded by a week of ingest, not by the retention period.
+public enum SpoolRetryWindow {
+    public static let seconds: Int64 = 7 * 86_400
 }
 
 /// One committed batch as the spool holds it: records numbered `firstSeq ..< firstSeq+count`

@@ -141,6 +141,12 @@ enum StoreSchema {
             // it); the embedded store alone never reads it.
             try db.execute(sql: "ALTER TABLE incident ADD COLUMN shipped INTEGER NOT NULL DEFAULT 0")
         }
+        m.registerMigration("v5-retry-id-marks") { db in
+            // A spool keeps retry-recognition ids after shipping, for a window of time, but
+            // `event_id` has no time: each spool maintenance pass notes the highest seq at that
+            // moment, so "ids older than the window" is a seq range the seq index deletes.
+            try db.execute(sql: "CREATE TABLE seq_mark (at INTEGER PRIMARY KEY, seq INTEGER NOT NULL)")
+        }
         return m
     }
 }

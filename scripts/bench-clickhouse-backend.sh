@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# The ClickHouse backend's figures (issue 14), in one run on one private ClickHouse server:
+#   (k1) ingest through a collector on --store-backend clickhouse: events/s acknowledged, and
+#        events/s shipped (bench start until the spool is empty again);
+#   (k2) baseline: the same rows inserted into ClickHouse directly by a client (curl, gzip
+#        JSONEachRow, 50,000 rows per insert as the forwarder sends them), into a copy of the table;
+#   (k3) spool drain after an outage: ClickHouse stopped, load acknowledged into the spool,
+#        ClickHouse resumed, records/s until the spool is empty;
+#   (k4) query (range + app filter, paged) and stats over the same events, read through the
+#        daemon's API on the ClickHouse backend and on a SQLite-backend daemon fed the same
+#        records.
+#
+#   scripts/bench-clickhouse-backend.sh OUT.json [--smoke]
+#
+# Needs BENCH_BIN (the directory holding mamtelemetryd and mamtelemetryctl). Writes OUT.json
+# and prints its table rows. Without clickhouse-server it writes {"skipped": reason}.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: $0 OUT.json [--smoke]}
+SMOKE=0
+[ "${2:-}" = --smoke ] && SMOKE=1
+if [ "$SMOKE" = 1 ]; then D=2; else D=${BENCH_SECONDS:-15}; fi
+CONC=${BENCH_CONCURRENCY:-16}
+BATCH=${BENCH_BATCH:-500}
+BIN=${BENCH_BIN:?set BENCH_BIN to the directory of mamtelemetryd and mamtelemetryctl}
+if [ ! -x /usr/sbin/clickhouse-server ] && ! scripts/deps.sh bench >/dev/null 2>&1; then
+  printf '{"skipped": "clickhouse-server could not be installed"}\n' >"$OUT"
+  echo "(k) ClickHouse backend skipped: clickhouse-server could not be installed"
+  exit 0
+fi
+WORK=$(mktemp -d /tmp/mamtelemetry-bench-chbackend.XXXXXX)
+cleanup() {
+  # The daemons are started inside $(...), so their pids come back through pid files.
+  local f
+  for f in "$WORK"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true; done
+  for f in "$WORK"/*.pid; do [ -f "$f" ] && while kill -0 "$(cat "$f")" 2>/dev/null; do sleep 0.1; done; done
+  scripts/clickhouse/server.sh stop --dir "$WORK/ch" --timeout 10 >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+for _ in 1 2 3; do
+  base=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1] // 10 * 10 + 3)')
+  rc=0
+  scripts/clickhouse/server.sh start --dir "$WORK/ch" --http-port "$base" >"$WORK/ch.urls" || rc=$?
+  [ "$rc" = 3 ] || break
+done
+[ "$rc" = 0 ] || { echo "(k) could not start ClickHouse (server.sh exit $rc)" >&2; exit 1; }
+CH=$(head -n 1 "$WORK/ch.urls")
+q() { curl -fsS "$CH/" --data-binary "$1"; }
+now_s() { python3 -c 'import time;print(time.monotonic())'; }
+
+# One daemon; prints its URL. $1 name, then extra arguments.
+start_daemon() {
+  local name=$1 port
+  shift
+  port=$(free_port)
+  mkdir -p "$WORK/$name"
+  "$BIN/mamtelemetryd" --data-dir "$WORK/$name" --listen "127.0.0.1:$port" "$@" >"$WORK/$name.log" 2>&1 &
+  echo "$!" >"$WORK/$name.pid"
+  for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+  curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null
+  echo "http://127.0.0.1:$port"
+}
+CHD=$(start_daemon chd --store-backend clickhouse --clickhouse-url "$CH" --clickhouse-database bench --collector-id 1)
+SQL=$(start_daemon sqld)
+spool() {  # records waiting in the collector's spool, read from its database files
+  local n=0 f
+  for f in "$WORK"/chd/prod/records.sqlite "$WORK"/chd/ppe/records.sqlite; do
+    [ -f "$f" ] && n=$((n + $(sqlite3 "$f" "PRAGMA busy_timeout=5000; SELECT COALESCE(SUM(count), 0) FROM batch" | tail -n 1)))
+  done
+  echo "$n"
+}
+wait_spool_empty() {  # seconds waited (bounded by 600)
+  local t0 t1
+  t0=$(now_s)
+  for _ in $(seq 1 6000); do [ "$(spool)" = 0 ] && break; sleep 0.1; done
+  [ "$(spool)" = 0 ] || { echo "(k) the spool did not empty: $(spool) records left" >&2; exit 1; }
+  t1=$(now_s)
+  python3 -c "print(round($t1 - $t0, 3))"
+}
+load() {  # closed-loop events for $2 s against daemon $1, JSON result
+  MAMTELEMETRY_URL=$1 MAMTELEMETRY_DATA_DIR=$3 "$BIN/mamtelemetryctl" bench --duration "$2" --concurrency "$CONC" \
+    --batch-size "$BATCH" --logs-fraction 0 --encoding gzip --json
+}
+
+echo "== (k1) ingest through a collector on the ClickHouse backend, $D s"
+T0=$(now_s)
+load "$CHD" "$D" "$WORK/chd" >"$WORK/k1.json"
+ACKED_AT=$(now_s)
+SETTLE=$(wait_spool_empty)
+T1=$(python3 -c "print($ACKED_AT + $SETTLE)")
+SHIPPED_ROWS=$(q "SELECT count() FROM bench.records FINAL")
+
+echo "== (k2) baseline: the same rows inserted into ClickHouse directly (curl, gzip JSONEachRow)"
+q "CREATE TABLE bench.direct AS bench.records"
+q "SELECT * FROM bench.records FINAL FORMAT JSONEachRow" >"$WORK/rows.json"
+split -l 50000 "$WORK/rows.json" "$WORK/rows.part."
+for f in "$WORK"/rows.part.*; do gzip -3 "$f"; done
+K2_START=$(now_s)
+for f in "$WORK"/rows.part.*.gz; do
+  curl -fsS -H 'Content-Encoding: gzip' "$CH/?query=INSERT%20INTO%20bench.direct%20FORMAT%20JSONEachRow" --data-binary @"$f"
+done
+K2_END=$(now_s)
+DIRECT_ROWS=$(q "SELECT count() FROM bench.direct")
+
+echo "== (k3) outage: ClickHouse stopped, $D s of load into the spool, then resumed"
+scripts/clickhouse/server.sh stop --dir "$WORK/ch" >/dev/null
+load "$CHD" "$D" "$WORK/chd" >"$WORK/k3.json"
+SPOOLED=$(spool)
+scripts/clickhouse/server.sh resume --dir "$WORK/ch" >/dev/null
+DRAIN=$(wait_spool_empty)
+TOTAL_ROWS=$(q "SELECT count() FROM bench.records FINAL")
+
+echo "== (k4) query and stats through the API: ClickHouse backend vs SQLite backend, same records"
+# The SQLite daemon gets the same records as JSON (their raw column), in the same batch size.
+q "SELECT raw FROM bench.records FINAL FORMAT TSVRaw" | split -l "$BATCH" - "$WORK/raw.part."
+for f in "$WORK"/raw.part.*; do
+  curl -fsS -o /dev/null -H "Authorization: Bearer $(cat "$WORK/sqld/admin.token")" -H 'Content-Type: application/x-ndjson' \
+    "$SQL/v1/telemetry" --data-binary @"$f"
+done
+APP=com.contoso.outlook
+MAMTELEMETRY_DATA_DIR=$WORK/chd python3 Benchmarks/baselines.py scan "$CHD" "$APP" -2h now ndjson >"$WORK/k4-scan-ch.json" || true
+MAMTELEMETRY_DATA_DIR=$WORK/sqld python3 Benchmarks/baselines.py scan "$SQL" "$APP" -2h now ndjson >"$WORK/k4-scan-sqlite.json" || true
+stats() {  # best of 3 of GET /v1/stats/enrollment over the last two hours: "seconds sha1"
+  python3 - "$1" "$2" <<'PY'
+import hashlib, http.client, json, sys, time, urllib.parse
+url, token = sys.argv[1], open(sys.argv[2]).read().strip()
+u = urllib.parse.urlparse(url)
+c = http.client.HTTPConnection(u.hostname, u.port, timeout=300)
+now = int(time.time() * 1000)
+path = "/v1/stats/enrollment?" + urllib.parse.urlencode({"since": now - 7_200_000, "until": now})
+best, body = None, b""
+for _ in range(3):
+    s = time.monotonic()
+    c.request("GET", path, headers={"Authorization": "Bearer " + token, "Accept": "application/json"})
+    r = c.getresponse(); body = r.read(); took = time.monotonic() - s
+    if r.status != 200: raise SystemExit("stats answered %d: %s" % (r.status, body[:300]))
+    best = took if best is None else min(best, took)
+a = json.loads(body)
+print(json.dumps({"seconds": round(best, 4), "count": a["total"]["count"], "answer": a.get("total")}))
+PY
+}
+stats "$CHD" "$WORK/chd/admin.token" >"$WORK/k4-stats-ch.json" || echo '{}' >"$WORK/k4-stats-ch.json"
+stats "$SQL" "$WORK/sqld/admin.token" >"$WORK/k4-stats-sqlite.json" || echo '{}' >"$WORK/k4-stats-sqlite.json"
+
+python3 - "$WORK" "$OUT" "$T0" "$T1" "$SHIPPED_ROWS" "$K2_START" "$K2_END" "$DIRECT_ROWS" "$SPOOLED" "$DRAIN" "$TOTAL_ROWS" "$(q 'SELECT version()')" <<'PY'
+import json, os, sys
+work, out = sys.argv[1], sys.argv[2]
+t0, t1, shipped, k2s, k2e = float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7])
+direct, spooled, drain, total, version = int(sys.argv[8]), int(sys.argv[9]), float(sys.argv[10]), int(sys.argv[11]), sys.argv[12]
+L = lambda n: json.load(open(os.path.join(work, n)))
+def opt(n):
+    try: return L(n)
+    except Exception: return {}
+k1, k3 = L("k1.json"), L("k3.json")
+r = {
+    "version": version,
+    "acked": k1["accepted"], "ackedPerSecond": round(k1["recordsPerSecond"]),
+    "shippedRows": shipped, "shippedPerSecond": round(shipped / (t1 - t0)), "shipSeconds": round(t1 - t0, 3),
+    "directRows": direct, "directSeconds": round(k2e - k2s, 3), "directPerSecond": round(direct / (k2e - k2s)),
+    "outageAcked": k3["accepted"], "outageAckedPerSecond": round(k3["recordsPerSecond"]), "spooled": spooled,
+    "drainSeconds": drain, "drainPerSecond": round(spooled / drain) if drain else 0,
+    "totalRows": total, "exactlyOnce": total == k1["accepted"] + k3["accepted"],
+    "scan": {"clickhouse": opt("k4-scan-ch.json"), "sqlite": opt("k4-scan-sqlite.json")},
+    "stats": {"clickhouse": opt("k4-stats-ch.json"), "sqlite": opt("k4-stats-sqlite.json")},
+}
+json.dump(r, open(out, "w"))
+PY
+python3 - "$OUT" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ratio = lambda a, b: "%.3fx" % (a / b) if b else "-"
+print("| (k) ClickHouse backend, ClickHouse %s | measured | vs baseline |" % r["version"])
+print("|---|---|---|")
+print("| ingest through a collector, acknowledged | %d rec/s (%d events) | %s direct insert (%d rows/s) |" % (
+    r["ackedPerSecond"], r["acked"], ratio(r["ackedPerSecond"], r["directPerSecond"]), r["directPerSecond"]))
+print("| ingest through a collector, shipped (spool empty) | %d rec/s (%d rows in %.2f s) | %s direct insert |" % (
+    r["shippedPerSecond"], r["shippedRows"], r["shipSeconds"], ratio(r["shippedPerSecond"], r["directPerSecond"])))
+print("| direct insert by a client (baseline) | %d rows/s (%d rows, gzip JSONEachRow, 50,000 per insert, %.2f s) | 1x |" % (
+    r["directPerSecond"], r["directRows"], r["directSeconds"]))
+print("| spool drain after an outage | %d rec/s (%d spooled, %.2f s; acked during the outage %d rec/s) | %s direct insert |" % (
+    r["drainPerSecond"], r["spooled"], r["drainSeconds"], r["outageAckedPerSecond"], ratio(r["drainPerSecond"], r["directPerSecond"])))
+print("| every acknowledged record in ClickHouse exactly once | %s (%d rows) | |" % (r["exactlyOnce"], r["totalRows"]))
+sc, ss = r["scan"]["clickhouse"], r["scan"]["sqlite"]
+print("| query, range + app filter, NDJSON pages | ClickHouse backend %d matched/s (%d matched) | %s SQLite backend (%d matched/s, %d matched) |" % (
+    sc.get("matchedPerSecond", 0), sc.get("matched", 0), ratio(sc.get("matchedPerSecond", 0), ss.get("matchedPerSecond", 0)),
+    ss.get("matchedPerSecond", 0), ss.get("matched", 0)))
+tc, ts = r["stats"]["clickhouse"], r["stats"]["sqlite"]
+print("| stats, enrollment over the last 2 h | ClickHouse backend %.4f s (%d events) | %s SQLite backend's time (%.4f s, %d events; same answer: %s) |" % (
+    tc.get("seconds", 0), tc.get("count", 0), ratio(tc.get("seconds", 0), ts.get("seconds", 0)), ts.get("seconds", 0),
+    ts.get("count", 0), tc.get("answer") == ts.get("answer")))
+PY

@@ -7,7 +7,9 @@
 #   3. schemathesis against the running daemon's OpenAPI document (bounded);
 #   4. the support console in a real browser (Debian's Chromium driven by Playwright), bounded;
 #   5. the benchmark suite in smoke mode, so it never rots (figures are not asserted), after a
-#      two-shard private ClickHouse (scripts/clickhouse/smoke.sh) the backend and peer rely on;
+#      two-shard private ClickHouse (scripts/clickhouse/smoke.sh) the backend and peer rely on,
+#      and the API contract suites of 1 run again on the ClickHouse backend
+#      (scripts/clickhouse/contract.sh);
 #   6. the OpenTelemetry Python SDK installed for the OTLP interoperability test (part of 1);
 #   7. the .deb built from this tree (debug binaries) and installed into a throw-away root;
 #   8. `swift format lint --strict` with the checked-in .swift-format (generated code excluded).
@@ -36,6 +38,9 @@ step "otel sdk" ./scripts/otel-venv.sh
 step "schemathesis" ./scripts/schemathesis.sh
 step "browser console" ./scripts/browser-test.sh
 step "clickhouse smoke" ./scripts/clickhouse/smoke.sh
+# The API contract suites again, every test daemon on a private ClickHouse (the backend
+# switch is in Tests/TestSupport/TestBackend.swift, the suites in Tests/contract-suites.txt).
+step "clickhouse contract" ./scripts/clickhouse/contract.sh
 step "bench smoke" env BENCH_BIN=.build/debug ./scripts/bench.sh --smoke
 step "deb package" ./scripts/deb-test.sh
 # The Swift suite last, so its summary closes the log. Serially: the integration tests

@@ -33,13 +33,16 @@ public final class ClickHouseForwarder: Service, Sendable {
     let sleep: @Sendable (Duration) async throws -> Void
     let logger: Logger
     let metrics: ForwarderMetrics
+    /// A test seam (see `CommitFaultInjector`): reached between an acknowledged insert and
+    /// the spool's delete, the window a crash turns into a re-send.
+    let faults: any CommitFaultInjector
     public let status = ForwarderStatus()
 
     /// `sleep` waits between passes and back-off attempts (tests pass a fast one); `clock`
     /// dates the oldest unshipped batch.
     public init(
         spool: any Spool, client: ClickHouseClient, collector: CollectorID, tuning: Tuning = .init(), clock: any WallClock,
-        metrics: any MetricsFactory, logger: Logger,
+        metrics: any MetricsFactory, logger: Logger, faults: any CommitFaultInjector = NoCommitFaults(),
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
         self.spool = spool
@@ -49,6 +52,7 @@ public final class ClickHouseForwarder: Service, Sendable {
         self.clock = clock
         self.sleep = sleep
         self.logger = logger
+        self.faults = faults
         self.metrics = ForwarderMetrics(factory: metrics)
     }
 
@@ -142,6 +146,7 @@ public final class ClickHouseForwarder: Service, Sendable {
         let started = clock.monotonicNow()
         try await client.insert(into: "records", database: database, format: "JSONEachRow", rows: rows, settings: insertSettings)
         metrics.insertDuration.recordNanoseconds(Int64(clock.monotonicNow().seconds(since: started) * 1e9))
+        try faults.reached(.afterClickHouseInsert)
         try await spool.removeShipped(env: env, batchIDs: batches.map(\.batchID))
         let records = batches.reduce(0) { $0 + $1.keys.count }
         metrics.shipped(records, env: env)

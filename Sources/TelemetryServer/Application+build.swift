@@ -60,7 +60,8 @@ public struct DaemonComponents: Sendable {
         if configuration.backend == .clickhouse, let collector = configuration.clickhouse.collectorID {
             let forwarder = ClickHouseForwarder(
                 spool: sqlite, client: ClickHouseClient(configuration: configuration.clickhouse.client),
-                collector: CollectorID(collector), clock: clock, metrics: metrics.factory, logger: logger)
+                collector: CollectorID(collector), clock: clock, metrics: metrics.factory, logger: logger,
+                faults: commitFaults)
             self.forwarder = forwarder
             // No compactor: spool rows live only until shipped, and the spool reader and its
             // per-batch deletes expect the group commit's batches, not segments.

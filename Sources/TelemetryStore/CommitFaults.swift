@@ -20,6 +20,9 @@ public enum CommitFaultPoint: String, Sendable, CaseIterable {
     case compactionMidMerge = "compaction-mid-merge"
     /// A compaction's transaction is durable: a crash here must leave the segment only.
     case afterCompaction = "after-compaction"
+    /// The ClickHouse forwarder's insert is acknowledged and its batches are still in the
+    /// spool: a crash here makes the restarted collector send them again.
+    case afterClickHouseInsert = "after-clickhouse-insert"
 }
 
 /// A test seam the store takes as a parameter: called at each `CommitFaultPoint` a commit

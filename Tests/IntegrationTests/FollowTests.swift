@@ -143,10 +143,13 @@ final class FollowClient: @unchecked Sendable {
 
     private init(serverSentEvents: Bool) { self.serverSentEvents = serverSentEvents }
 
-    /// Opens `/v1/logs?<query>` with `token` (the daemon's admin token by default).
-    static func open(_ d: DaemonProcess, query: String, serverSentEvents: Bool, token: String? = nil) async throws -> FollowClient {
+    /// Opens `<path>?<query>` (`/v1/logs` by default) with `token` (the daemon's admin token
+    /// by default).
+    static func open(
+        _ d: DaemonProcess, path: String = "/v1/logs", query: String, serverSentEvents: Bool, token: String? = nil
+    ) async throws -> FollowClient {
         let stream = FollowClient(serverSentEvents: serverSentEvents)
-        var request = HTTPClientRequest(url: d.baseURL + "/v1/logs?" + query)
+        var request = HTTPClientRequest(url: d.baseURL + path + "?" + query)
         request.headers.add(name: "Authorization", value: "Bearer \(token ?? d.adminToken ?? "")")
         request.headers.add(name: "Accept", value: serverSentEvents ? "text/event-stream" : "application/x-ndjson")
         let response: HTTPClientResponse

@@ -123,7 +123,9 @@ struct OTLPExporterTests {
         for file in files where file.pathExtension == "sqlite" {
             inflated += try PrivacyFlagsIntegrationTests.inflateEveryBlob(in: file, marker: marker, ppeMarker: "PPE-\(tag)")
         }
-        #expect(inflated >= 4)
+        // Not on ClickHouse: there the files are the spool, which deletes each batch once
+        // ClickHouse holds it (PrivacyFlagsIntegrationTests searches ClickHouse itself).
+        if !d.backend.isClickHouse { #expect(inflated >= 4) }
         var controlSeen = false
         let journalFiles =
             FileManager.default.enumerator(at: harness.journalDirectory, includingPropertiesForKeys: nil)?

@@ -24,6 +24,10 @@ public final class DaemonProcess: @unchecked Sendable {
     public let logFile: URL
     public var extraArguments: [String]
     public var environment: [String: String]
+    /// The run's backend (`TestBackend.current`) and, on ClickHouse, the database this daemon
+    /// writes: its own, kept across restarts, so tests never see each other's records.
+    public let backend: TestBackend
+    public let clickHouseDatabase: String
     /// Where readiness arrives; the test may pass its own to read every other notification.
     public let notify: NotifyListener
     private let ownsNotify: Bool
@@ -56,6 +60,8 @@ public final class DaemonProcess: @unchecked Sendable {
         logFile = self.dataDirectory.appendingPathComponent("daemon.log")
         self.extraArguments = extraArguments
         self.environment = environment
+        backend = TestBackend.current
+        clickHouseDatabase = TestBackend.uniqueDatabase()
         self.notify = try notify ?? NotifyListener()
         ownsNotify = notify == nil
     }
@@ -78,15 +84,20 @@ public final class DaemonProcess: @unchecked Sendable {
     /// systemd variables of whatever runs the tests, plus `environment` and `NOTIFY_SOCKET`.
     public func daemonEnvironment() -> [String: String] {
         var env = ProcessInfo.processInfo.environment
-        for key in ["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID"] { env[key] = nil }
+        for key in [
+            "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID", TestBackend.backendVariable,
+            TestBackend.urlVariable,
+        ] { env[key] = nil }
         for (k, v) in environment { env[k] = v }
         env["NOTIFY_SOCKET"] = notify.path
         return env
     }
 
-    /// The command line that starts this daemon (for harnesses that wrap it).
+    /// The command line that starts this daemon (for harnesses that wrap it): the run's
+    /// backend flags first, unless the test chose a backend itself (`--store-backend`).
     public var commandLine: [String] {
-        [Self.binary.path, "--data-dir", dataDirectory.path, "--listen", "127.0.0.1:\(port)"] + extraArguments
+        let backendArguments = extraArguments.contains("--store-backend") ? [] : backend.daemonArguments(database: clickHouseDatabase)
+        return [Self.binary.path, "--data-dir", dataDirectory.path, "--listen", "127.0.0.1:\(port)"] + backendArguments + extraArguments
     }
 
     /// An append-mode descriptor of the log file, for a child's stdout and stderr.

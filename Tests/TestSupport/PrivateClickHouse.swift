@@ -1,6 +1,4 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
 
 /// Private clickhouse-server instances for a test, started and stopped through
 /// `scripts/clickhouse/server.sh` (own config, data directory and ports under a temporary
@@ -59,14 +57,11 @@ public final class PrivateClickHouse: @unchecked Sendable {
     /// Runs one statement on `url` with curl-like plainness (no compression) and returns the
     /// answer text; throws with ClickHouse's message on an error status.
     public func query(_ sql: String, url: URL? = nil) async throws -> String {
-        var request = HTTPClientRequest(url: (url ?? urls[0]).absoluteString)
-        request.method = .POST
-        request.body = .bytes(ByteBuffer(string: sql))
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
-        let text = String(buffer: try await response.body.collect(upTo: 64 << 20))
-        guard response.status == .ok else { throw Failure(message: text) }
-        return text
+        try await inspector(url ?? urls[0]).query(sql)
     }
+
+    /// An auditor's view of shard `url` (shard 0 by default).
+    public func inspector(_ url: URL? = nil) -> ClickHouseInspector { ClickHouseInspector(url: url ?? urls[0]) }
 
     public struct Failure: Error, CustomStringConvertible {
         public let message: String

@@ -3,8 +3,9 @@ import TelemetryStore
 
 /// TEST HOOK, not a setting: with `MAMTELEMETRYD_TEST_CRASH_AT=<point>` in its environment
 /// (a `CommitFaultPoint` raw value: `after-staging`, `after-decision`, `between-kinds`,
-/// `compaction-mid-merge`, `after-compaction`), the
-/// daemon kills itself with SIGKILL when a commit or compaction reaches that point, so a test can
+/// `compaction-mid-merge`, `after-compaction`,
+/// `after-clickhouse-insert`), the daemon kills itself with SIGKILL when a commit, compaction
+/// or ClickHouse insert reaches that point, so a test can
 /// prove that after a crash there a request is stored whole or not at all. Deliberately
 /// outside the `MAMTELEMETRY_` configuration namespace; the daemon logs a warning when armed.
 struct CrashAtCommitPoint: CommitFaultInjector {

@@ -123,4 +123,8 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
     public func depth(env: TelemetryEnvironment) async throws -> SpoolDepth {
         try await databases[env].spoolDepth()
     }
+
+    public func unshippedBatchIDs(env: TelemetryEnvironment) async throws -> ClosedRange<Int64>? {
+        try await databases[env].unshippedBatchIDs()
+    }
 }

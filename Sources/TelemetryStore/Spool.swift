@@ -13,6 +13,10 @@ public protocol Spool: Sendable {
     func markIncidentsShipped(env: TelemetryEnvironment, ids: [String]) async throws
     /// What waits to be shipped in `env`.
     func depth(env: TelemetryEnvironment) async throws -> SpoolDepth
+    /// The ids of the oldest and the newest batch waiting in `env`, nil when none waits.
+    /// Shipped batches are deleted, so a reader that noted the newest id knows everything
+    /// committed before it has reached the remote end once the oldest is past it.
+    func unshippedBatchIDs(env: TelemetryEnvironment) async throws -> ClosedRange<Int64>?
 }
 
 /// One committed batch as the spool holds it: records numbered `firstSeq ..< firstSeq+count`

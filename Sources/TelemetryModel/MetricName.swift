@@ -39,6 +39,7 @@ public enum MetricName: String, CaseIterable, Sendable {
     case spoolRecords = "mamtelemetry_spool_records"
     case spoolBytes = "mamtelemetry_spool_bytes"
     case spoolOldestAge = "mamtelemetry_spool_oldest_age_seconds"
+    case clickHouseReadFenceTimeouts = "mamtelemetry_clickhouse_read_fence_timeouts_total"
 
     /// The family's `# HELP` text (`promtool check metrics` refuses families without one).
     public var help: String {
@@ -79,6 +80,8 @@ public enum MetricName: String, CaseIterable, Sendable {
         case .spoolRecords: "Records waiting in the spool for ClickHouse."
         case .spoolBytes: "Compressed bytes waiting in the spool for ClickHouse."
         case .spoolOldestAge: "Age of the oldest record waiting in the spool (0 when empty)."
+        case .clickHouseReadFenceTimeouts:
+            "Reads that went to ClickHouse before this collector's acknowledged records were shipped (the fence's bound passed)."
         }
     }
 }

@@ -49,24 +49,25 @@ public struct DaemonComponents: Sendable {
         self.clock = clock
         self.metrics = metrics
         let dir = configuration.dataDirectory
-        // The one place the backend is chosen: the embedded SQLite store.
+        // The one place the backend is chosen: the embedded SQLite store, alone or as ClickHouse's spool.
         let sqlite = try SQLiteRecordStore(
             directory: dir, configuration: configuration.store, faults: commitFaults, clock: clock, metrics: metrics.factory,
             logger: logger, maintenance: maintenance)
         // With ClickHouse the embedded store stays the write path (group commit, "2xx means
-        // durable") and becomes the spool the forwarder drains.
-        store = sqlite
+        // durable") and becomes the spool the forwarder drains; reads go to ClickHouse.
         commitQueue = sqlite.committer
         if configuration.backend == .clickhouse, let collector = configuration.clickhouse.collectorID {
+            let client = ClickHouseClient(configuration: configuration.clickhouse.client)
+            store = ClickHouseRecordStore(spool: sqlite, client: client, clock: clock, metrics: metrics.factory)
             let forwarder = ClickHouseForwarder(
-                spool: sqlite, client: ClickHouseClient(configuration: configuration.clickhouse.client),
-                collector: CollectorID(collector), clock: clock, metrics: metrics.factory, logger: logger,
+                spool: sqlite, client: client, collector: CollectorID(collector), clock: clock, metrics: metrics.factory, logger: logger,
                 faults: commitFaults)
             self.forwarder = forwarder
             // No compactor: spool rows live only until shipped, and the spool reader and its
             // per-batch deletes expect the group commit's batches, not segments.
             storeServices = [sqlite.committer, forwarder]
         } else {
+            store = sqlite
             forwarder = nil
             // The compactor merges the store's old small batches into segments.
             storeServices = [sqlite.committer, sqlite.compactor]
@@ -133,6 +134,7 @@ public func buildRouter(
     let router = Router(context: AppRequestContext.self)
     // Middleware applies to the routes added after it: count every request, refused ones too.
     router.add(middleware: HTTPMetricsMiddleware(factory: c.metrics.factory))
+    router.add(middleware: BackendUnavailableMiddleware())
     let settings = c.settings
     var accessLog = logger
     accessLog[metadataKey: "log"] = "access"

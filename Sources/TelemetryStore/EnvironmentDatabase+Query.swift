@@ -58,6 +58,10 @@ extension EnvironmentDatabase {
                 args.append(after)
             }
         }
+        if let through = q.throughID {
+            sql += " AND firstSeq <= ?"
+            args.append(through)
+        }
         sql += q.order == .asc ? " ORDER BY firstSeq ASC" : " ORDER BY firstSeq DESC"
         let terms = q.requiredTerms
         let needle = q.contains.map { Array($0.lowercased().utf8) }
@@ -85,6 +89,7 @@ extension EnvironmentDatabase {
             for i in indices {
                 let id = block.id(i)
                 if let after = q.after, q.order == .asc ? id <= after : id >= after { continue }
+                if let through = q.throughID, id > through { continue }
                 guard q.matches(keys[i]) else { continue }
                 if needsBytes {
                     if lines == nil {
@@ -117,7 +122,7 @@ extension EnvironmentDatabase {
 
 extension UnsafeBufferPointer where Element == UInt8 {
     /// ASCII case-insensitive substring test; `needle` must already be lower-case.
-    func containsCaseInsensitive(_ needle: [UInt8]) -> Bool {
+    public func containsCaseInsensitive(_ needle: [UInt8]) -> Bool {
         guard !needle.isEmpty else { return true }
         guard count >= needle.count else { return false }
         let first = needle[0]

@@ -96,4 +96,12 @@ extension EnvironmentDatabase {
             return SpoolDepth(records: row?["n"] ?? 0, bytes: row?["b"] ?? 0, oldestReceivedAt: row?["o"])
         }
     }
+
+    func unshippedBatchIDs() async throws -> ClosedRange<Int64>? {
+        try await pool.read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT MIN(id) AS lo, MAX(id) AS hi FROM batch")
+            guard let lo: Int64 = row?["lo"], let hi: Int64 = row?["hi"] else { return nil }
+            return lo...hi
+        }
+    }
 }

@@ -73,8 +73,15 @@ public struct EventStatsScan: Sendable, Hashable {
     public var app: String?
     /// Hour starts whose whole hour lies inside the window; nil reads records only.
     public var rollupHours: Range<Int64>?
+    /// The width of the answer's time buckets (aligned to multiples of it since the epoch): a
+    /// store that aggregates at read time (ClickHouse) groups by it; the embedded store
+    /// hands out hourly rollups and record keys, which the caller buckets.
+    public var bucketMs: Int64
 
-    public init(env: TelemetryEnvironment, name: String, since: Int64, until: Int64, app: String?, rollupHours: Range<Int64>?) {
+    public init(
+        env: TelemetryEnvironment, name: String, since: Int64, until: Int64, app: String?, rollupHours: Range<Int64>?,
+        bucketMs: Int64 = EventRollupScope.hourMs
+    ) {
         precondition(
             rollupHours.map { $0.lowerBound >= since && $0.upperBound - 1 <= until } ?? true,
             "rollup hours must lie inside the window")
@@ -84,6 +91,7 @@ public struct EventStatsScan: Sendable, Hashable {
         self.until = until
         self.app = app
         self.rollupHours = rollupHours
+        self.bucketMs = bucketMs
     }
 }
 

@@ -29,6 +29,10 @@ public struct RecordQuery: Sendable {
     public var limit: Int
     /// Resume after this record id (exclusive), in `order`.
     public var after: Int64?
+    /// Records with a higher id are left out: a follower reads no further than the newest
+    /// id it was told is complete (on ClickHouse, the follow watermark), so a record that
+    /// arrives late below a later id cannot be skipped.
+    public var throughID: Int64?
     public var order: Order
 
     public init(
@@ -130,4 +134,10 @@ public struct CommitNotice: Sendable, Hashable {
     public var env: TelemetryEnvironment
     public var kinds: Set<RecordKind>
     public var lastId: Int64
+
+    public init(env: TelemetryEnvironment, kinds: Set<RecordKind>, lastId: Int64) {
+        self.env = env
+        self.kinds = kinds
+        self.lastId = lastId
+    }
 }

@@ -127,4 +127,8 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
     public func maintain(env: TelemetryEnvironment, limits: RetentionPolicy.Limits, nowMs: Int64) async throws -> RetentionResult {
         try await databases[env].maintainSpool(limits, nowMs: nowMs)
     }
+
+    public func unshippedBatchIDs(env: TelemetryEnvironment) async throws -> ClosedRange<Int64>? {
+        try await databases[env].unshippedBatchIDs()
+    }
 }

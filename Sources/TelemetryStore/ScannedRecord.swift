@@ -11,6 +11,15 @@ public struct ScannedRecord {
     public let keys: RecordKeys
     public let json: UnsafeBufferPointer<UInt8>
 
+    /// `json` must stay valid for as long as the visitor may read it (the visit's call).
+    public init(id: Int64, receivedAt: Int64, env: TelemetryEnvironment, keys: RecordKeys, json: UnsafeBufferPointer<UInt8>) {
+        self.id = id
+        self.receivedAt = receivedAt
+        self.env = env
+        self.keys = keys
+        self.json = json
+    }
+
     /// An owned copy, for callers that keep records beyond the visit.
     public var stored: StoredRecord {
         StoredRecord(id: id, receivedAt: receivedAt, env: env, keys: keys, json: Array(json))

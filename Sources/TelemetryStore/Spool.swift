@@ -22,6 +22,10 @@ public protocol Spool: Sendable {
     func maintain(env: TelemetryEnvironment, limits: RetentionPolicy.Limits, nowMs: Int64) async throws -> RetentionResult
     /// Gives space held by already deleted rows back to the filesystem; returns the bytes freed.
     func returnFreeSpace(env: TelemetryEnvironment) async throws -> Int64
+    /// The ids of the oldest and the newest batch waiting in `env`, nil when none waits.
+    /// Shipped batches are deleted, so a reader that noted the newest id knows everything
+    /// committed before it has reached the remote end once the oldest is past it.
+    func unshippedBatchIDs(env: TelemetryEnvironment) async throws -> ClosedRange<Int64>?
 }
 
 /// How long a collector on a remote backend recognises a client's retry (same kind, app and

@@ -73,7 +73,7 @@ struct StatsParameters: Sendable {
         let hourly = readsRollups && interval % EventRollupScope.hourMs == 0
         return EventStatsScan(
             env: env, name: name, since: since, until: until, app: app,
-            rollupHours: hourly ? EventRollupScope.wholeHours(since: since, until: until) : nil)
+            rollupHours: hourly ? EventRollupScope.wholeHours(since: since, until: until) : nil, bucketMs: interval)
     }
 
     func bucketStart(_ time: Int64) -> Int64 {

@@ -6,9 +6,10 @@ import TelemetryStore
 
 /// `follow=true`: like `journalctl -f`, first the newest matching records (oldest first),
 /// then every new match as it is committed, as server-sent events or NDJSON. Modelled on
-/// systemd-journal-gatewayd's `/entries?follow`. The stream wakes on commit notices rather
-/// than polling, sends a heartbeat while idle (which is also how a vanished client is
-/// noticed), and ends on client disconnect or daemon shutdown. Records come from the store
+/// systemd-journal-gatewayd's `/entries?follow`. The stream wakes on the store's commit
+/// notices (on ClickHouse, its watermark poller's) rather than polling itself, sends a
+/// heartbeat while idle (which is also how a vanished client is noticed), and ends on
+/// client disconnect or daemon shutdown. Records come from the store
 /// in the form the query's presenter (the caller's visibility) gives them.
 struct FollowStream: Sendable {
     let store: any RecordStore
@@ -42,7 +43,8 @@ struct FollowStream: Sendable {
         backlog.order = .desc
         backlog.after = nil
         backlog.limit = min(query.limit, 1000)
-        let initial = try await store.query(backlog).records.reversed().filter { $0.id <= lastSeen }
+        backlog.throughID = lastSeen
+        let initial = try await store.query(backlog).records.reversed()
         try await write(Array(initial), to: &writer)
 
         let (wakes, wake) = AsyncStream<Wake>.makeStream(bufferingPolicy: .bufferingNewest(8))
@@ -69,6 +71,9 @@ struct FollowStream: Sendable {
                         var next = query
                         next.order = .asc
                         next.limit = 1000
+                        // Never past what the notice says is complete: on ClickHouse a newer
+                        // id may be visible before an older one of another collector is.
+                        next.throughID = notice.lastId
                         repeat {
                             next.after = lastSeen
                             let page = try await store.query(next)

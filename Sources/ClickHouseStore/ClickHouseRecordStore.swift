@@ -1,0 +1,141 @@
+import Metrics
+import TelemetryModel
+import TelemetryStore
+
+/// The ClickHouse backend behind ``RecordStore``: writes go to the embedded store (the spool)
+/// exactly as on the embedded backend, so a 2xx still means "on this collector's disk", and
+/// ``ClickHouseForwarder`` ships them; reads run as ClickHouse SQL against the `records` and
+/// `incidents` tables (`Distributed` ones with a cluster, so every shard is read), after the
+/// ``ReadFence`` has let this collector's acknowledged records reach ClickHouse.
+///
+/// Ids handed out by reads (and taken as cursors) are ``RecordID``s, ordered by receive
+/// second across the cluster, not the spool's sequence numbers. Failures to reach ClickHouse
+/// surface as ``ClickHouseError`` (the HTTP layer answers 503 for unreachable and timeout).
+public final class ClickHouseRecordStore: RecordStore, Sendable {
+    public struct Tuning: Sendable {
+        /// How long a read waits for this collector's spool to ship what it acknowledged.
+        public var fenceBound: Duration = .seconds(2)
+        public var fencePoll: Duration = .milliseconds(20)
+        /// How far the follow watermark trails the clock, and how often it is polled.
+        public var followLag: Duration = .seconds(2)
+        public var followPoll: Duration = .milliseconds(250)
+        public init() {}
+    }
+
+    let spool: any RecordStore & Spool
+    public let client: ClickHouseClient
+    let fence: ReadFence
+    let reader: ClickHouseRecordReader
+    let watermark: FollowWatermark
+
+    /// `spool` takes every write and is what the forwarder drains; `clock` and `sleep` time the
+    /// fence and the follow poller (tests pass their own); `metrics` counts fence timeouts.
+    public init(
+        spool: any RecordStore & Spool, client: ClickHouseClient, tuning: Tuning = .init(), clock: any WallClock,
+        metrics: any MetricsFactory, sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) {
+        self.spool = spool
+        self.client = client
+        let base = client.configuration.database
+        let database: @Sendable (TelemetryEnvironment) -> String = { ClickHouseMigrator.database(base, env: $0) }
+        fence = ReadFence(
+            spool: spool, clock: clock, bound: tuning.fenceBound, poll: tuning.fencePoll, sleep: sleep,
+            timeouts: Counter(label: MetricName.clickHouseReadFenceTimeouts.rawValue, factory: metrics))
+        reader = ClickHouseRecordReader(client: client, database: database)
+        watermark = FollowWatermark(
+            client: client, database: database, clock: clock, lag: tuning.followLag, interval: tuning.followPoll, sleep: sleep)
+    }
+
+    func database(_ env: TelemetryEnvironment) -> String {
+        ClickHouseMigrator.database(client.configuration.database, env: env)
+    }
+
+    public func append(_ request: AppendRequest) async throws -> AppendOutcomes {
+        try await spool.append(request)
+    }
+
+    public func query(_ query: RecordQuery) async throws -> RecordPage {
+        try await fence.wait(env: query.env)
+        let (records, next) = try await reader.page(query)
+        return RecordPage(records: records, nextAfter: next)
+    }
+
+    /// Reads the whole page from ClickHouse before visiting, so the cursor is known first
+    /// (announced when asked and there is no `contains` filter, as on the embedded store)
+    /// and a failing read fails before any record is handed out.
+    public func scan(_ query: RecordQuery, announcePageEnd: Bool, _ visit: @Sendable (ScanEvent) -> Void) async throws -> Int64? {
+        try await fence.wait(env: query.env)
+        let (records, next) = try await reader.page(query)
+        if announcePageEnd, query.contains == nil { visit(.pageEnd(next)) }
+        for r in records {
+            r.json.withUnsafeBufferPointer { json in
+                visit(.record(ScannedRecord(id: r.id, receivedAt: r.receivedAt, env: r.env, keys: r.keys, json: json)))
+            }
+        }
+        return next
+    }
+
+    public func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws {
+        try await fence.wait(env: scan.env)
+        try await ClickHouseEventStats(client: client, database: database(scan.env), scan: scan).visit(visit)
+    }
+
+    /// Nothing to rebuild: this backend keeps no rollups, stats aggregate the records in
+    /// ClickHouse when asked. Answers honestly that no row was written.
+    public func rebuildRollups(env: TelemetryEnvironment) async throws -> RollupRebuildResult {
+        RollupRebuildResult()
+    }
+
+    /// This collector's own incidents are in its spool from the moment they were
+    /// acknowledged (kept, marked shipped, after forwarding); others' come from ClickHouse,
+    /// production's database first, then PPE's, as the embedded store looks.
+    public func incident(id: String) async throws -> Incident? {
+        if let local = try await spool.incident(id: id) { return local }
+        for env in TelemetryEnvironment.allCases {
+            let answer = try await client.execute(
+                """
+                SELECT id, guid, app, device, session, identity, description, createdAt, recordCount, firstTime, lastTime
+                FROM \(identifier: database(env)).incidents WHERE id = \(id) LIMIT 1 FORMAT TabSeparated
+                """)
+            guard let row = try TabSeparatedRows(answer, columns: 11).rows.first else { continue }
+            return Incident(
+                id: TabSeparatedRows.string(row[0]), guid: TabSeparatedRows.string(row[1]), env: env,
+                appId: TabSeparatedRows.string(row[2]), deviceId: TabSeparatedRows.optionalString(row[3]),
+                sessionId: TabSeparatedRows.optionalString(row[4]), identity: TabSeparatedRows.optionalString(row[5]),
+                description: TabSeparatedRows.optionalString(row[6]), createdAt: try TabSeparatedRows.int(row[7]),
+                recordCount: Int(try TabSeparatedRows.int(row[8])), firstTime: try TabSeparatedRows.optionalInt(row[9]),
+                lastTime: try TabSeparatedRows.optionalInt(row[10]))
+        }
+        return nil
+    }
+
+    /// The newest id in ClickHouse (0 when empty), after the fence.
+    public func latestID(env: TelemetryEnvironment) async throws -> Int64 {
+        try await fence.wait(env: env)
+        let answer = try await client.execute("SELECT max(id) FROM \(identifier: database(env)).records FORMAT TabSeparated")
+        return try TabSeparatedRows(answer, columns: 1).rows.first.map { try TabSeparatedRows.int($0[0]) } ?? 0
+    }
+
+    /// Notices from a ``FollowWatermark`` poller, one per subscriber, which stops when the
+    /// subscriber goes away or the store closes (the spool's commit stream ends).
+    public func commits() -> AsyncStream<CommitNotice> {
+        let (stream, continuation) = AsyncStream<CommitNotice>.makeStream(bufferingPolicy: .bufferingNewest(4))
+        let closing = spool.commits()
+        let watermark = self.watermark
+        let task = Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { for await _ in closing {} }
+                group.addTask { await watermark.run { continuation.yield($0) } }
+                await group.next()
+                group.cancelAll()
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// The spool's size on this collector's disk: what this collector holds. ClickHouse's
+    /// own sizes are in its `system.parts`.
+    public func sizes() -> PerEnvironment<Int64> { spool.sizes() }
+}

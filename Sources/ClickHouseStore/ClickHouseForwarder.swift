@@ -21,6 +21,8 @@ public final class ClickHouseForwarder: Service, Sendable {
         public var maxInsertRecords = 50_000
         public var maxConcurrentInserts = 2
         public var idlePoll: Duration = .milliseconds(200)
+        /// How stale the spool depth the ingest cap reads may be.
+        public var depthRefresh: Duration = .milliseconds(250)
         public var backOff = BackOff()
         public init() {}
     }
@@ -57,6 +59,16 @@ public final class ClickHouseForwarder: Service, Sendable {
     }
 
     public func run() async throws {
+        // Ingest refuses at the spool cap by the depth this task keeps current, on its own
+        // schedule: an attempt against an unreachable ClickHouse can take seconds and a
+        // back-off up to 30 s, while the spool keeps filling at ingest speed.
+        let depthWatch = Task {
+            while !Task.isCancelled {
+                try? await self.refreshDepth()
+                try? await self.sleep(self.tuning.depthRefresh)
+            }
+        }
+        defer { depthWatch.cancel() }
         await cancelWhenGracefulShutdown {
             var failures = 0
             var migrated = false

@@ -9,7 +9,7 @@ import TelemetryStore
 /// Ships the spool's committed batches to ClickHouse and removes each batch from the spool
 /// only once ClickHouse acknowledged its insert: an acknowledged ingest request is on the
 /// collector's disk until it is in ClickHouse. Batches go in commit order, several per insert
-/// (up to `maxInsertRecords`), at most `maxConcurrentInserts` inserts at a time; failures back
+/// (up to `maxInsertRecords` and `maxInsertBytes`), at most `maxConcurrentInserts` inserts at a time; failures back
 /// off exponentially with jitter. A batch re-sent after a crash between the insert and the
 /// removal writes the same rows again, which the schema folds (see ``RecordID``).
 ///
@@ -19,6 +19,10 @@ import TelemetryStore
 public final class ClickHouseForwarder: Service, Sendable {
     public struct Tuning: Sendable {
         public var maxInsertRecords = 50_000
+        /// And at most this many bytes of records per insert (a batch larger alone goes
+        /// alone): large records make few inserts of tens of megabytes, each a long wait for
+        /// the read fence with no progress to see, and a long re-send after a failure.
+        public var maxInsertBytes = 8 << 20
         public var maxConcurrentInserts = 2
         public var idlePoll: Duration = .milliseconds(200)
         /// How stale the spool depth the ingest cap reads may be.
@@ -116,13 +120,19 @@ public final class ClickHouseForwarder: Service, Sendable {
             let batches = try await spool.unshippedBatches(env: env, after: 0, limit: 1000)
             var groups: [[SpoolBatch]] = [[]]
             var count = 0
+            var bytes = 0
             for batch in batches {
-                if count + batch.keys.count > tuning.maxInsertRecords, !groups[groups.count - 1].isEmpty {
+                let batchBytes = batch.records.reduce(0) { $0 + $1.count }
+                if count + batch.keys.count > tuning.maxInsertRecords || bytes + batchBytes > tuning.maxInsertBytes,
+                    !groups[groups.count - 1].isEmpty
+                {
                     groups.append([])
                     count = 0
+                    bytes = 0
                 }
                 groups[groups.count - 1].append(batch)
                 count += batch.keys.count
+                bytes += batchBytes
             }
             let database = ClickHouseMigrator.database(client.configuration.database, env: env)
             var start = 0

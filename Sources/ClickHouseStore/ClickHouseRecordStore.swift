@@ -13,8 +13,10 @@ import TelemetryStore
 /// surface as ``ClickHouseError`` (the HTTP layer answers 503 for unreachable and timeout).
 public final class ClickHouseRecordStore: RecordStore, Sendable {
     public struct Tuning: Sendable {
-        /// How long a read waits for this collector's spool to ship what it acknowledged.
-        public var fenceBound: Duration = .seconds(2)
+        /// How long a read waits for this collector's spool to ship what it acknowledged:
+        /// `fenceBound` without progress, `fenceMaxWait` in all (see ``ReadFence``).
+        public var fenceBound: Duration = .seconds(5)
+        public var fenceMaxWait: Duration = .seconds(30)
         public var fencePoll: Duration = .milliseconds(20)
         /// How far the follow watermark trails the clock, and how often it is polled.
         public var followLag: Duration = .seconds(2)
@@ -39,7 +41,7 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
         let base = client.configuration.database
         let database: @Sendable (TelemetryEnvironment) -> String = { ClickHouseMigrator.database(base, env: $0) }
         fence = ReadFence(
-            spool: spool, clock: clock, bound: tuning.fenceBound, poll: tuning.fencePoll, sleep: sleep,
+            spool: spool, clock: clock, bound: tuning.fenceBound, maxWait: tuning.fenceMaxWait, poll: tuning.fencePoll, sleep: sleep,
             timeouts: Counter(label: MetricName.clickHouseReadFenceTimeouts.rawValue, factory: metrics))
         reader = ClickHouseRecordReader(client: client, database: database)
         watermark = FollowWatermark(

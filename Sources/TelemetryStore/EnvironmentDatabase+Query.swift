@@ -9,7 +9,8 @@ extension EnvironmentDatabase {
         let env = self.env
         return try await pool.read { db in
             var found: [StoredRecord] = []
-            let next = try Self.pass(q, env: env, db: db, readRecords: true) { found.append($0.stored) }
+            var noCache: PageKeysCache?
+            let next = try Self.pass(q, env: env, db: db, readRecords: true, cache: &noCache) { found.append($0.stored) }
             return RecordPage(records: found, nextAfter: next)
         }
     }
@@ -21,10 +22,12 @@ extension EnvironmentDatabase {
     func scan(_ q: RecordQuery, announcePageEnd: Bool, _ visit: @Sendable (ScanEvent) -> Void) async throws -> Int64? {
         let env = self.env
         return try await pool.read { db in
+            var cache: PageKeysCache?
             if announcePageEnd, q.contains == nil {
-                visit(.pageEnd(try Self.pass(q, env: env, db: db, readRecords: false) { _ in }))
+                cache = PageKeysCache()
+                visit(.pageEnd(try Self.pass(q, env: env, db: db, readRecords: false, cache: &cache) { _ in }))
             }
-            return try Self.pass(q, env: env, db: db, readRecords: true) { visit(.record($0)) }
+            return try Self.pass(q, env: env, db: db, readRecords: true, cache: &cache) { visit(.record($0)) }
         }
     }
 
@@ -33,8 +36,11 @@ extension EnvironmentDatabase {
     /// then its keys block is filtered, and its payload is inflated only when a record
     /// matched and its bytes are needed (`readRecords`, or a `contains` filter). Returns
     /// where the next page starts: the last record of this one when another match follows.
+    /// With a `cache`, a pass that reads no records keeps the keys it decoded and one that
+    /// reads them takes those keys instead of decoding again.
     private static func pass(
-        _ q: RecordQuery, env: TelemetryEnvironment, db: Database, readRecords: Bool, visit: (ScannedRecord) throws -> Void
+        _ q: RecordQuery, env: TelemetryEnvironment, db: Database, readRecords: Bool, cache: inout PageKeysCache?,
+        visit: (ScannedRecord) throws -> Void
     ) throws -> Int64? {
         var sql = "SELECT firstSeq, count, receivedAt, levelMask, bloom, keys, payload FROM batch WHERE kind = ?"
         var args: [any DatabaseValueConvertible] = [q.kind == .event ? 0 : 1]
@@ -82,7 +88,13 @@ extension EnvironmentDatabase {
             if !terms.allSatisfy({ bloom.mightContain($0) }) { continue }
             let firstSeq: Int64 = row["firstSeq"]
             let receivedAt: Int64 = row["receivedAt"]
-            let block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: firstSeq, receivedAt: receivedAt)
+            let block: StoredBlock
+            if readRecords, let kept = cache?.take(firstSeq) {
+                block = kept
+            } else {
+                block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: firstSeq, receivedAt: receivedAt)
+                if !readRecords { cache?.keep(block, firstSeq: firstSeq) }
+            }
             let keys = block.keys
             var lines: BatchLines?
             let indices: [Int] = q.order == .asc ? Array(keys.indices) : keys.indices.reversed()

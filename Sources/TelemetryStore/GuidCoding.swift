@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Lower-case GUIDs (`8-4-4-4-12` hex digits) in a segment's text, replaced by references to
 /// one table of 16-byte binary GUIDs per segment. Telemetry carries several per record
 /// (device, session, account, tenant); as text zlib spends ~22 bytes on each new one and
@@ -111,51 +115,86 @@ struct GuidTable {
 
     // MARK: Decoding
 
-    /// Appends the text `coded` stands for to `out`.
+    /// Appends the text `coded` stands for to `out`. This is most of a query's work on
+    /// compacted rows (every candidate segment's payload passes through it), so it copies each
+    /// run of literal bytes whole (found with `memchr`) and spells GUIDs into a stack buffer,
+    /// rather than appending byte by byte.
     mutating func decode(_ coded: ArraySlice<UInt8>, into out: inout [UInt8], relative: Bool) throws {
-        var r = ByteReader(Array(coded))
         out.reserveCapacity(out.count + coded.count * 2)
-        while !r.atEnd {
-            let c = try r.byte()
-            guard c == Self.escape else {
-                out.append(c)
-                continue
-            }
-            let v = try r.varint()
-            if v == 0 {
-                out.append(Self.escape)
-                continue
-            }
-            let entry: Int
-            if relative {
-                if v == 1 {
-                    entry = nextNew
-                    nextNew += 1
-                } else {
-                    guard v - 1 <= UInt64(nextNew) else { throw StoreError.corruptBlock("GUID reference before the table") }
-                    entry = nextNew - Int(v - 1)
+        try coded.withUnsafeBufferPointer { buf in
+            guard let base = buf.baseAddress else { return }
+            let end = buf.count
+            var i = 0
+            while i < end {
+                let run =
+                    memchr(base + i, Int32(Self.escape), end - i).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base }
+                    ?? end
+                if run > i { out.append(contentsOf: UnsafeBufferPointer(start: base + i, count: run - i)) }
+                guard run < end else { return }
+                i = run + 1
+                var v: UInt64 = 0
+                var shift: UInt64 = 0
+                while true {
+                    guard i < end, shift < 64 else { throw StoreError.corruptBlock("varint past end") }
+                    let b = base[i]
+                    i += 1
+                    v |= UInt64(b & 0x7F) << shift
+                    if b < 0x80 { break }
+                    shift += 7
                 }
-            } else {
-                entry = Int(clamping: v - 1)
+                if v == 0 {
+                    out.append(Self.escape)
+                    continue
+                }
+                let entry: Int
+                if relative {
+                    if v == 1 {
+                        entry = nextNew
+                        nextNew += 1
+                    } else {
+                        guard v - 1 <= UInt64(nextNew) else { throw StoreError.corruptBlock("GUID reference before the table") }
+                        entry = nextNew - Int(v - 1)
+                    }
+                } else {
+                    entry = Int(clamping: v - 1)
+                }
+                guard entry < guids.count else { throw StoreError.corruptBlock("GUID reference past the table") }
+                Self.spell(guids[entry], into: &out)
             }
-            guard entry < guids.count else { throw StoreError.corruptBlock("GUID reference past the table") }
-            Self.spell(guids[entry], into: &out)
         }
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
-    private static func spell(_ g: Guid, into out: inout [UInt8]) {
-        var digits = 0
-        for j in 0..<36 {
-            if j == 8 || j == 13 || j == 18 || j == 23 {
-                out.append(0x2D)
-                continue
-            }
-            let word = digits < 16 ? g.high : g.low
-            let shift = UInt64(60 - 4 * (digits % 16))
-            out.append(hexDigits[Int((word >> shift) & 0xF)])
-            digits += 1
+    /// Appends `g` as 36 bytes of lower-case `8-4-4-4-12` text: four 32-bit halves turned
+    /// into eight hex digits each with word arithmetic (no per-digit loop), stored into a
+    /// stack buffer with the dashes between.
+    @inline(__always)
+    static func spell(_ g: Guid, into out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(byteCount: 36, alignment: 8) { text in
+            text.storeBytes(of: hex8(UInt32(truncatingIfNeeded: g.high >> 32)).bigEndian, toByteOffset: 0, as: UInt64.self)
+            text[8] = 0x2D
+            // Digits 8-15 go to 9-12 and 14-17: stored at 10-17, then the first four moved back one.
+            text.storeBytes(of: hex8(UInt32(truncatingIfNeeded: g.high)).bigEndian, toByteOffset: 10, as: UInt64.self)
+            text.storeBytes(of: text.loadUnaligned(fromByteOffset: 10, as: UInt32.self), toByteOffset: 9, as: UInt32.self)
+            text[13] = 0x2D
+            text[18] = 0x2D
+            text.storeBytes(of: hex8(UInt32(truncatingIfNeeded: g.low >> 32)).bigEndian, toByteOffset: 20, as: UInt64.self)
+            text.storeBytes(of: text.loadUnaligned(fromByteOffset: 20, as: UInt32.self), toByteOffset: 19, as: UInt32.self)
+            text[23] = 0x2D
+            text.storeBytes(of: hex8(UInt32(truncatingIfNeeded: g.low)).bigEndian, toByteOffset: 28, as: UInt64.self)
+            out.append(contentsOf: UnsafeRawBufferPointer(text))
         }
+    }
+
+    /// The eight lower-case hex digits of `v` as ASCII bytes, most significant digit in the
+    /// most significant byte: each nibble is spread into its own byte, then '0' is added,
+    /// and 'a' - '0' - 10 more where the nibble is above 9.
+    @inline(__always)
+    static func hex8(_ v: UInt32) -> UInt64 {
+        var x = UInt64(v)
+        x = (x | x << 16) & 0x0000_FFFF_0000_FFFF
+        x = (x | x << 8) & 0x00FF_00FF_00FF_00FF
+        x = (x | x << 4) & 0x0F0F_0F0F_0F0F_0F0F
+        let letters = ((x &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
+        return x &+ 0x3030_3030_3030_3030 &+ letters &* 0x27
     }
 }

@@ -52,6 +52,8 @@ let package = Package(
         .systemLibrary(
             name: "CArchive", pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"])]),
+        // glibc's <malloc.h>: part of libc6-dev, nothing to link.
+        .systemLibrary(name: "CMalloc"),
 
         // MARK: Libraries
         .target(name: "TelemetryModel"),
@@ -109,7 +111,7 @@ let package = Package(
             name: "TelemetryServer",
             dependencies: [
                 "TelemetryModel", "Compression", "TelemetryStore", "ClickHouseStore", "Systemd", "Privacy", "Bundles",
-                "SupportConsole", "OTLP",
+                "SupportConsole", "OTLP", "CMalloc",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: BENCH_BIN=DIR $0 OUT_DIR}
 BIN=${BENCH_BIN:?set BENCH_BIN to the directory with the built binaries}
-if [ "${BENCH_SMOKE:-0}" = 1 ]; then D=2; DUMP=20000; else D=${BENCH_SECONDS:-15}; DUMP=200000; fi
+if [ "${BENCH_SMOKE:-0}" = 1 ]; then D=2; DUMP=20000; POLL=2; else D=${BENCH_SECONDS:-15}; DUMP=200000; POLL=8; fi
 CONC=${BENCH_CONCURRENCY:-16}
 BATCH=${BENCH_BATCH:-500}
 mkdir -p "$OUT"
@@ -32,11 +32,26 @@ for set in guid fleet; do
   DPID=$!
   for _ in $(seq 1 100); do curl -fsS "$url/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
   curl -fsS "$url/healthz" >/dev/null
+  # The clients authenticate with this daemon's first-start admin token (read from its data
+  # directory), not the one of bench.sh's daemon that the caller's environment names.
+  export MAMTELEMETRY_DATA_DIR=$TMP/$set
   "$BIN/mamtelemetryctl" bench --data "$set" --batch-size "$BATCH" --dump "$TMP/$set-dump" --dump-records "$DUMP"
   python3 Benchmarks/baselines.py zlib "$TMP/$set-dump/events.ndjson" "$BATCH" >"$OUT/$set-zlib.json"
   MAMTELEMETRY_URL=$url "$BIN/mamtelemetryctl" bench --data "$set" --duration "$D" --concurrency "$CONC" \
     --batch-size "$BATCH" --encoding gzip --logs-fraction 0 --pid "$DPID" --json >"$OUT/$set-a.json"
-  # (c) as bench.sh reads it: raw and stored bytes of the event batches (prod and ppe).
+  # (c) as bench.sh reads it, after the compactor: wait until the count of batches still
+  # uncompacted stops falling, then sum raw and stored bytes of the event rows (prod and ppe).
+  last=-1
+  for _ in $(seq 1 60); do
+    left=0
+    for env in prod ppe; do
+      f=$TMP/$set/$env/records.sqlite
+      [ -f "$f" ] && left=$((left + $(sqlite3 "$f" "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) != x'01'")))
+    done
+    [ "$left" = "$last" ] && break
+    last=$left
+    sleep "$POLL"
+  done
   python3 - "$TMP/$set" >"$OUT/$set-c.json" <<'PY'
 import json, os, sqlite3, sys
 raw = stored = events = 0
@@ -66,4 +81,7 @@ for s in ("guid", "fleet"):
         s, a["recordsPerSecond"], a["errors"] or "none", a["recordsPerSecond"] / z["recordsPerSecond"], c["ratio"],
         c["ratio"] / z["ratioPerBatch"], scan, d.get("matched", 0), z["recordsPerSecond"], z["ratioPerBatch"]))
 if sys.argv[2] == "1": print("(smoke mode: figures are not meaningful)")
+# A refused request or an empty query means the step measured nothing: fail the run.
+broken = [s for s in ("guid", "fleet") if L(s + "-a.json")["errors"] or not L(s + "-d.json").get("matched")]
+if broken: sys.exit("data sets with refused requests or no query matches: %s" % ", ".join(broken))
 PY

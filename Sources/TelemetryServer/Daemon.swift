@@ -13,6 +13,7 @@ import TelemetryStore
 /// services until SIGTERM/SIGINT, then drain. Returns the process exit code.
 public enum Daemon {
     public static func run(arguments: [String] = CommandLine.arguments) async -> Int32 {
+        HeapPolicy.apply()
         if arguments.contains("--help") || arguments.contains("-h") {
             print(usage)
             return 0
@@ -123,6 +124,7 @@ public enum Daemon {
                 configuration: .init(
                     services: [
                         .init(service: watchdog),
+                        .init(service: HeapTrimService()),
                         .init(service: app),
                         .init(
                             service: ReloadService(

@@ -13,7 +13,6 @@ import TelemetryStore
 /// services until SIGTERM/SIGINT, then drain. Returns the process exit code.
 public enum Daemon {
     public static func run(arguments: [String] = CommandLine.arguments) async -> Int32 {
-        HeapPolicy.apply()
         if arguments.contains("--help") || arguments.contains("-h") {
             print(usage)
             return 0

@@ -4,20 +4,15 @@ import ServiceLifecycle
 /// How the daemon hands freed memory back to the system. glibc's allocator keeps freed heap
 /// for reuse: after a burst of ingest (request bodies, inflated batches, prepared encodings,
 /// all freed once committed) about half of the daemon's anonymous memory was free heap still
-/// counted in its RSS (`make bench`, BENCHMARKS.md: 92 MiB anonymous after load, 40 MiB after
-/// `malloc_trim`), and glibc's adaptive mmap threshold had moved every large buffer onto that
-/// heap. An operator sizing `MemoryMax=` sees RSS, so the daemon returns what it does not use.
+/// counted in its RSS (BENCHMARKS.md, "Memory": 92 MiB anonymous after load, 40 MiB after
+/// `malloc_trim`). An operator sizing `MemoryMax=` sees RSS, so the daemon returns what it
+/// does not use. glibc's thresholds are deliberately left adaptive: fixing them (`mallopt`
+/// with a 256 KiB mmap threshold) lowered the peak under load by ~20 MiB but cost queries
+/// ~20% (every large buffer a fresh mapping, faulted in page by page), measured in the same
+/// benchmark.
 enum HeapPolicy {
-    /// Buffers from 256 KiB up (decompressed bodies, batch payloads, segments) get their own
-    /// mappings, returned to the system on free; the heap's top is trimmed once 1 MiB is free.
-    /// Setting either fixes glibc's thresholds (no adaptive growth toward 32 MiB).
-    static func apply() {
-        _ = mallopt(M_MMAP_THRESHOLD, 256 << 10)
-        _ = mallopt(M_TRIM_THRESHOLD, 1 << 20)
-    }
-
-    /// Returns free pages inside the heaps (which the top-of-heap trim cannot reach) to the
-    /// system; a few milliseconds over all arenas.
+    /// Returns free pages inside the heaps, which glibc's own top-of-heap trim cannot reach,
+    /// to the system; a few milliseconds over all arenas.
     static func trim() {
         _ = malloc_trim(0)
     }

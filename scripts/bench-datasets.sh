@@ -46,7 +46,7 @@ for set in guid fleet; do
     left=0
     for env in prod ppe; do
       f=$TMP/$set/$env/records.sqlite
-      [ -f "$f" ] && left=$((left + $(sqlite3 "$f" "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) != x'01'")))
+      [ -f "$f" ] && left=$((left + $(sqlite3 "$f" "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) NOT IN (x'01', x'02')")))
     done
     [ "$left" = "$last" ] && break
     last=$left

@@ -116,7 +116,7 @@ uncompacted() {
   local n=0 f
   for env in prod ppe; do
     f=$TMP/data/$env/records.sqlite
-    [ -f "$f" ] && n=$((n + $(sqlite3 "$f" "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) != x'01'")))
+    [ -f "$f" ] && n=$((n + $(sqlite3 "$f" "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) NOT IN (x'01', x'02')")))
   done
   echo "$n"
 }
@@ -131,7 +131,7 @@ echo "batches left uncompacted: $LAST"
 RATIO_ROWS=""
 for env in prod ppe; do
   f=$TMP/data/$env/records.sqlite
-  [ -f "$f" ] && RATIO_ROWS+="$(sqlite3 "$f" "SELECT kind, sum(count), sum(rawBytes), sum(storedBytes), sum(length(bloom)), sum(substr(keys, 1, 1) = x'01'), count(*) FROM batch GROUP BY kind" | sed "s/^/$env|/")"$'\n'
+  [ -f "$f" ] && RATIO_ROWS+="$(sqlite3 "$f" "SELECT kind, sum(count), sum(rawBytes), sum(storedBytes), sum(length(bloom)), sum(substr(keys, 1, 1) IN (x'01', x'02')), count(*) FROM batch GROUP BY kind" | sed "s/^/$env|/")"$'\n'
 done
 printf '%s' "$RATIO_ROWS" | tee "$OUT/c-ratio.txt"
 # Raw zlib-6 in 1,000-line batches over the generator's NDJSON of each kind, its bytes per

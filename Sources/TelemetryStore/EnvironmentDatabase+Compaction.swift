@@ -35,10 +35,10 @@ extension EnvironmentDatabase {
             let rows = try Row.fetchCursor(
                 db,
                 sql: """
-                    SELECT id, firstSeq, count, rawBytes, storedBytes, levelMask, receivedAt, substr(keys, 1, 1) = ? AS segment
+                    SELECT id, firstSeq, count, rawBytes, storedBytes, levelMask, receivedAt, substr(keys, 1, 1) IN (?, ?) AS segment
                     FROM batch WHERE kind = ? AND firstSeq >= ? ORDER BY firstSeq
                     """,
-                arguments: [Data([Segment.marker]), kind.storedCode, firstSeq])
+                arguments: [Data([Segment.marker]), Data([GroupedSegment.marker]), kind.storedCode, firstSeq])
             var out: [CompactionCandidate] = []
             while let row = try rows.next() {
                 let receivedAt: Int64 = row["receivedAt"]
@@ -73,7 +73,7 @@ extension EnvironmentDatabase {
             ).map {
                 RowBlobs(
                     firstSeq: $0["firstSeq"], receivedAt: $0["receivedAt"], keys: [UInt8]($0["keys"] as Data),
-                    payload: [UInt8]($0["payload"] as Data))
+                    payload: $0["payload"] as Data)
             }
         }
         guard blobs.count == rows.count else { return nil }
@@ -88,13 +88,9 @@ extension EnvironmentDatabase {
         var scrubbed = EnvironmentDatabase.verboseScrubbedBit
         for (row, candidate) in zip(blobs, rows) {
             let block = try StoredBlock(keysBlob: row.keys, firstSeq: row.firstSeq, receivedAt: row.receivedAt)
-            let payload = try block.payload(row.payload)
-            let lines = payload.split(separator: 0x0A, omittingEmptySubsequences: false)
-            guard lines.count == block.keys.count else {
-                throw StoreError.corruptBlock("row \(candidate.id) has \(lines.count) lines for \(block.keys.count) keys")
-            }
+            let lines = try block.lines(row.payload)
             for (i, k) in block.keys.enumerated() {
-                records.append(Segment.Record(id: block.id(i), receivedAt: block.receivedAt(i), keys: k, json: lines[i]))
+                records.append(Segment.Record(id: block.id(i), receivedAt: block.receivedAt(i), keys: k, json: lines.line(i)[...]))
                 bloom.add(k)
                 minTime = min(minTime, k.time)
                 maxTime = max(maxTime, k.time)
@@ -102,7 +98,8 @@ extension EnvironmentDatabase {
             levelMask |= candidate.levelMask & ~EnvironmentDatabase.verboseScrubbedBit
             if candidate.levelMask & 1 != 0 { scrubbed &= candidate.levelMask }
         }
-        let (keys, payload, rawBytes) = try Segment.encode(records)
+        let encoded = try GroupedSegment.encode(records)
+        let (keys, payload, rawBytes) = (encoded.keys, encoded.payload, encoded.rawBytes)
         let storedBytes = keys.count + payload.count
         // The segment's receive time is its newest row's: age retention removes it when
         // that row's time comes, so older records in it stay up to the segment's span longer.
@@ -146,5 +143,5 @@ private struct RowBlobs: Sendable {
     let firstSeq: Int64
     let receivedAt: Int64
     let keys: [UInt8]
-    let payload: [UInt8]
+    let payload: Data
 }

@@ -92,11 +92,11 @@ extension EnvironmentDatabase {
             if readRecords, let kept = cache?.take(firstSeq) {
                 block = kept
             } else {
-                block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: firstSeq, receivedAt: receivedAt)
+                block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: firstSeq, receivedAt: receivedAt, app: q.app)
                 if !readRecords { cache?.keep(block, firstSeq: firstSeq) }
             }
             let keys = block.keys
-            var lines: BatchLines?
+            var lines: StoredBlock.Lines?
             let indices: [Int] = q.order == .asc ? Array(keys.indices) : keys.indices.reversed()
             for i in indices {
                 let id = block.id(i)
@@ -105,8 +105,7 @@ extension EnvironmentDatabase {
                 guard q.matches(keys[i]) else { continue }
                 if needsBytes {
                     if lines == nil {
-                        lines = try BatchLines(
-                            payload: block.payload([UInt8](row["payload"] as Data)), expected: keys.count, firstSeq: firstSeq)
+                        lines = try block.lines(row.dataNoCopy(named: "payload") ?? Data())
                     }
                     let shown = try lines!.withLine(i) { raw -> Bool in
                         func offer(_ json: UnsafeBufferPointer<UInt8>) throws -> Bool {

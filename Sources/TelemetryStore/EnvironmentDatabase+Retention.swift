@@ -130,9 +130,8 @@ extension EnvironmentDatabase {
         for row in rows {
             let block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: row["firstSeq"], receivedAt: row["receivedAt"])
             var keys = block.keys
-            let payload = try block.payload([UInt8](row["payload"] as Data))
-            var lines = payload.split(separator: 0x0A, omittingEmptySubsequences: false).map(Array.init)
-            guard lines.count == keys.count else { throw StoreError.corruptBlock("batch \(row["id"] as Int64) lines/keys mismatch") }
+            let stored = try block.lines(row["payload"] as Data)
+            var lines = keys.indices.map { stored.line($0) }
             for i in keys.indices where keys[i].level == .verbose {
                 var w = JSONWriter(capacity: 160)
                 w.beginObject()
@@ -160,7 +159,8 @@ extension EnvironmentDatabase {
                 let records = lines.indices.map { i in
                     Segment.Record(id: block.id(i), receivedAt: block.receivedAt(i), keys: keys[i], json: lines[i][...])
                 }
-                (newKeys, newPayload, _) = try Segment.encode(records)
+                let encoded = try GroupedSegment.encode(records)
+                (newKeys, newPayload) = (encoded.keys, encoded.payload)
             } else {
                 newPayload = try Deflate.compress(joined, level: level)
                 newKeys = try Deflate.compress(KeysBlock.encode(keys), level: level)

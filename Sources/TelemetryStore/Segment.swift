@@ -23,6 +23,16 @@ enum Segment {
         var json: ArraySlice<UInt8>
     }
 
+    /// A segment as written: its two blobs, the NDJSON bytes it stands for, and the size of
+    /// the GUID-coded text its payload inflates to (recorded so a reader inflates it in one
+    /// call into a buffer of the right size).
+    struct Encoded {
+        var keys: [UInt8]
+        var payload: [UInt8]
+        var rawBytes: Int
+        var codedBytes: Int
+    }
+
     /// The decoded keys blob: what queries filter on, without the payload.
     struct Keys {
         var ids: [Int64]
@@ -31,10 +41,8 @@ enum Segment {
         var guids: GuidTable
     }
 
-    static func isSegment(_ keysBlob: [UInt8]) -> Bool { keysBlob.first == marker }
-
     /// Encodes `records` (ascending ids) into a keys blob and a payload blob.
-    static func encode(_ records: [Record]) throws -> (keys: [UInt8], payload: [UInt8], rawBytes: Int) {
+    static func encode(_ records: [Record]) throws -> Encoded {
         precondition(!records.isEmpty, "a segment holds at least one record")
         var guids = GuidTable()
         var text: [UInt8] = []
@@ -58,17 +66,7 @@ enum Segment {
         head.bytes.append(contentsOf: table)
         head.bytes.append(contentsOf: try Deflate.compress(columns, level: zlibLevel, dictionary: SegmentDictionary.keys))
         let payload = try Deflate.compress(text, level: zlibLevel, dictionary: SegmentDictionary.payload)
-        return (head.bytes, payload, rawBytes)
-    }
-
-    /// The first and last id of a segment's keys blob, read from its uncompressed head.
-    static func idSpan(_ keysBlob: [UInt8]) throws -> ClosedRange<Int64> {
-        var r = ByteReader(keysBlob)
-        guard try r.byte() == marker else { throw StoreError.corruptBlock("not a segment") }
-        let first = Int64(bitPattern: try r.varint())
-        let span = Int64(bitPattern: try r.varint())
-        guard span >= 0 else { throw StoreError.corruptBlock("segment id span out of range") }
-        return first...(first + span)
+        return Encoded(keys: head.bytes, payload: payload, rawBytes: rawBytes, codedBytes: text.count)
     }
 
     static func decodeKeys(_ keysBlob: [UInt8]) throws -> Keys {
@@ -79,6 +77,7 @@ enum Segment {
         let guidCount = try r.varint()
         guard guidCount <= UInt64(keysBlob.count / 16) else { throw StoreError.corruptBlock("GUID table larger than block") }
         let tableEnd = r.offset + Int(guidCount) * 16
+        guard tableEnd <= keysBlob.count else { throw StoreError.corruptBlock("GUID table past the end of the block") }
         let guids = try GuidTable(stored: keysBlob[r.offset..<tableEnd])
         let columns = try Inflate.decompress(Array(keysBlob[tableEnd...]), format: .zlib, dictionary: SegmentDictionary.keys)
         var keys = try decodeColumns(columns, firstId: first, guids: guids)
@@ -86,11 +85,21 @@ enum Segment {
         return keys
     }
 
-    /// The NDJSON of a segment, given its decoded keys (for the GUID table).
-    static func decodePayload(_ payloadBlob: [UInt8], keys: Keys) throws -> [UInt8] {
-        let coded = try Inflate.decompress(payloadBlob, format: .zlib, dictionary: SegmentDictionary.payload)
+    /// The NDJSON of a segment, given its decoded keys (for the GUID table). With `sizes`
+    /// (recorded by a grouped segment) the payload is inflated in one call into a buffer of
+    /// its coded size and decoded into one of its text size.
+    static func decodePayload(_ payloadBlob: UnsafeRawBufferPointer, keys: Keys, sizes: (coded: Int, text: Int)? = nil) throws
+        -> [UInt8]
+    {
+        let coded =
+            if let sizes {
+                try Inflate.decompress(payloadBlob, format: .zlib, dictionary: SegmentDictionary.payload, exactSize: sizes.coded)
+            } else {
+                try Inflate.decompress(payloadBlob.bindMemory(to: UInt8.self), format: .zlib, dictionary: SegmentDictionary.payload)
+            }
         var guids = keys.guids
         var out: [UInt8] = []
+        out.reserveCapacity(sizes?.text ?? coded.count * 2)
         try guids.decode(coded[...], into: &out, relative: true)
         return out
     }
@@ -194,6 +203,7 @@ enum Segment {
             keys.append(RecordKeys(time: t, appId: ""))
         }
         var table = guids
+        var text: [UInt8] = []
         for field in stringFields {
             let valueCount = try r.varint()
             guard valueCount <= UInt64(bytes.count) else { throw StoreError.corruptBlock("dictionary larger than block") }
@@ -202,7 +212,7 @@ enum Segment {
             for _ in 0..<valueCount {
                 let length = try r.varint()
                 guard length <= UInt64(bytes.count - r.offset) else { throw StoreError.corruptBlock("value past end") }
-                var text: [UInt8] = []
+                text.removeAll(keepingCapacity: true)
                 try table.decode(bytes[r.offset..<r.offset + Int(length)], into: &text, relative: false)
                 r.offset += Int(length)
                 values.append(String(decoding: text, as: UTF8.self))

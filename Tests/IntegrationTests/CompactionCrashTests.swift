@@ -44,8 +44,8 @@ import Testing
             in: .whitespacesAndNewlines)
     }
 
-    static let segmentRows = "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) = x'01'"
-    static let batchRows = "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) != x'01'"
+    static let segmentRows = "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) IN (x'01', x'02')"
+    static let batchRows = "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) NOT IN (x'01', x'02')"
 
     /// Stores events and logs in many small requests (one batch each, the kinds' ids
     /// interleaved); returns the acknowledged event ids.

@@ -41,14 +41,16 @@ import Testing
             records.append(Segment.Record(id: id, receivedAt: 5_000 + Int64(i / 10), keys: keys, json: Array(json.utf8)[...]))
             id += Int64(1 + i % 3)
         }
-        let (keysBlob, payloadBlob, rawBytes) = try Segment.encode(records)
+        let encoded = try Segment.encode(records)
+        let (keysBlob, payloadBlob, rawBytes) = (encoded.keys, encoded.payload, encoded.rawBytes)
         let block = try StoredBlock(keysBlob: keysBlob, firstSeq: 40, receivedAt: 0)
         #expect(block.isSegment)
         #expect(block.keys == records.map(\.keys))
         #expect(records.indices.map { block.id($0) } == records.map(\.id))
         #expect(records.indices.map { block.receivedAt($0) } == records.map(\.receivedAt))
         let ndjson = records.map { Array($0.json) }.joined(separator: [0x0A]).map { $0 }
-        #expect(try block.payload(payloadBlob) == ndjson)
+        let lines = try block.lines(Data(payloadBlob))
+        #expect(records.indices.map { lines.line($0) }.joined(separator: [0x0A]).map { $0 } == ndjson)
         #expect(rawBytes == ndjson.count)
         #expect(try StoredBlock.idSpan(keysBlob: keysBlob, firstSeq: 40, count: 300) == 40...(id - 1 - Int64(299 % 3)))
     }

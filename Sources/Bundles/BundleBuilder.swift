@@ -43,7 +43,9 @@ public struct BundleBuilder: Sendable {
     /// Spool directory for members in progress (`<data>/tmp`).
     public let temporaryDirectory: URL
     public let daemonVersion: String
-    public var pageSize = 1000
+    /// Records per read of the store: about two compacted segments, so a segment is decoded
+    /// at most twice rather than once per small page.
+    public var pageSize = 32_768
     public var timelineLimit = 20_000
     public var includeJournal = true
     /// Widening of an incident's window on each side, so what led up to it is included.
@@ -94,7 +96,6 @@ public struct BundleBuilder: Sendable {
         var summary = BundleSummary()
         var files: [ManifestFile] = []
         let capture = Timeline.captureKeys.union(BundleSummary.captureKeys)
-        var lines = RecordLineWriter(capacity: 1 << 20)
 
         for (kind, name) in [(RecordKind.event, "telemetry.ndjson"), (.log, "logs.ndjson")] {
             let member = try MemberFile(name: name, directory: temporaryDirectory)
@@ -104,23 +105,16 @@ public struct BundleBuilder: Sendable {
                 kind: kind, env: bundle.env, app: bundle.request.app, device: bundle.request.device,
                 session: bundle.request.session, identity: bundle.request.identity, incident: bundle.request.incident,
                 since: bundle.since, until: bundle.until, limit: pageSize, order: .asc)
-            while true {
-                let page = try await store.query(query)
-                for record in page.records {
-                    let (json, captured) = redactor.redact(json: record.json, verbose: record.keys.level == .verbose, capture: capture)
-                    json.withUnsafeBufferPointer {
-                        lines.append(
-                            id: record.id, receivedAt: record.receivedAt, env: record.env, statusCode: record.keys.statusCode, json: $0)
-                    }
-                    lines.append(raw: CollectionOfOne(0x0A))
-                    timeline.add(record, kind: kind, captured: captured)
-                    summary.add(record, kind: kind, captured: captured)
-                }
-                // One write per page: the lines of a page are rendered into one buffer.
-                try member.append(lines.take())
-                guard let next = page.nextAfter, !page.records.isEmpty else { break }
+            let pass = BundleRecordPass(
+                kind: kind, redactor: redactor, timeline: timeline, summary: summary, member: member, capture: capture)
+            // Each page is one read of the store; between pages other writers and checkpoints
+            // get their turn, so a large bundle never holds one snapshot open throughout.
+            while let next = try await store.scan(query, announcePageEnd: false, pass.take) {
+                try pass.flush()
                 query.after = next
             }
+            try pass.flush()
+            (redactor, timeline, summary) = pass.finish()
             redactedIn[name] = redactor.counts.since(before)
             files.append(try await copy(member, into: archive, sink: &sink))
         }

@@ -25,8 +25,7 @@ struct BundleSummary {
     var lastTime: Int64?
     var truncated = false
 
-    mutating func add(_ r: StoredRecord, kind: RecordKind, captured: [String: String]) {
-        let k = r.keys
+    mutating func add(_ k: RecordKeys, kind: RecordKind, captured: [String: String]) {
         counts[kind, default: 0] += 1
         firstTime = min(firstTime ?? k.time, k.time)
         lastTime = max(lastTime ?? k.time, k.time)

@@ -26,8 +26,7 @@ struct Timeline {
     /// Members the redactor captures for the timeline.
     static let captureKeys: Set<String> = ["api", "result", "errorstring", "message", "appversion"]
 
-    mutating func add(_ r: StoredRecord, kind: RecordKind, captured: [String: String]) {
-        let k = r.keys
+    mutating func add(_ k: RecordKeys, kind: RecordKind, captured: [String: String]) {
         if kind == .log, (k.level ?? .info) < .warning { return }
         guard entries.count < limit else {
             omitted += 1

@@ -55,57 +55,91 @@ public struct RecordRedactor: Sendable {
     public mutating func redact(json record: [UInt8], verbose: Bool, capture: Set<String> = []) -> (
         json: [UInt8], captured: [String: String]
     ) {
+        record.withUnsafeBufferPointer { redact(json: $0, verbose: verbose, capture: capture) }
+    }
+
+    public mutating func redact(json record: UnsafeBufferPointer<UInt8>, verbose: Bool, capture: Set<String> = []) -> (
+        json: [UInt8], captured: [String: String]
+    ) {
         var out: [UInt8] = []
         out.reserveCapacity(record.count + 32)
-        var captured: [String: String] = [:]
         let withheldBefore = counts.textWithheld
-        record.withUnsafeBufferPointer { b in
-            var lastKey = ""
-            var i = 0
-            let n = b.count
-            while i < n {
-                let c = b[i]
-                if c == 0x22 {
-                    var j = i + 1
-                    while j < n, b[j] != 0x22 {
-                        j += b[j] == 0x5C ? 2 : 1
-                    }
-                    let end = min(j, n)
-                    var k = end + 1
-                    while k < n, Self.isSpace(b[k]) { k += 1 }
-                    if k < n, b[k] == UInt8(ascii: ":") {
-                        lastKey = String(decoding: UnsafeBufferPointer(rebasing: b[(i + 1)..<end]), as: UTF8.self).lowercased()
-                        out.append(contentsOf: UnsafeBufferPointer(rebasing: b[i..<min(end + 1, n)]))
-                    } else {
-                        let content = UnsafeBufferPointer(rebasing: b[(i + 1)..<end])
-                        out.append(0x22)
-                        let valueStart = out.count
-                        if enabled, !content.isEmpty, let replaced = redactValue(content, key: lastKey, verbose: verbose) {
-                            out.append(contentsOf: replaced)
-                        } else {
-                            out.append(contentsOf: content)
-                        }
-                        if capture.contains(lastKey) {
-                            captured[lastKey] = JSONText.unescape(String(decoding: out[valueStart...], as: UTF8.self))
-                        }
-                        out.append(0x22)
-                    }
-                    i = end + 1
-                } else if c == UInt8(ascii: "-") || (c >= 0x30 && c <= 0x39) || c == UInt8(ascii: "t") || c == UInt8(ascii: "f") {
-                    var j = i
-                    while j < n, !Self.isDelimiter(b[j]) { j += 1 }
-                    let literal = UnsafeBufferPointer(rebasing: b[i..<j])
-                    if capture.contains(lastKey) { captured[lastKey] = String(decoding: literal, as: UTF8.self) }
-                    out.append(contentsOf: literal)
-                    i = j
-                } else {
-                    out.append(c)
-                    i += 1
-                }
-            }
-        }
+        let captured = walk(record, verbose: verbose, capture: capture, into: &out)
         if counts.textWithheld > withheldBefore { counts.verboseMessagesScrubbed += 1 }
         return (out, captured)
+    }
+
+    /// The values `capture` names, read from a record shown as stored (a caller who may see
+    /// everything): the same walk as `redact` without writing a copy of the record.
+    public mutating func captured(json record: UnsafeBufferPointer<UInt8>, capture: Set<String>) -> [String: String] {
+        var none: [UInt8]? = nil
+        return walk(record, verbose: false, capture: capture, into: &none)
+    }
+
+    /// One linear pass over a record's tokens: member names give the context, string values
+    /// are redacted (when enabled) and written to `out` with everything between them (when
+    /// there is an `out`), and captured values are collected. A member name becomes a lower-
+    /// cased `String` only when a rule or the capture set can need it.
+    private mutating func walk(
+        _ b: UnsafeBufferPointer<UInt8>, verbose: Bool, capture: Set<String>, into out: inout some BytesSink
+    ) -> [String: String] {
+        var captured: [String: String] = [:]
+        var keyStart = 0
+        var keyEnd = 0
+        var lastKey: String?
+        func key() -> String {
+            if let lastKey { return lastKey }
+            let k = String(decoding: UnsafeBufferPointer(rebasing: b[keyStart..<keyEnd]), as: UTF8.self).lowercased()
+            lastKey = k
+            return k
+        }
+        let captureLengths = Set(capture.map(\.utf8.count))
+        var i = 0
+        let n = b.count
+        while i < n {
+            let c = b[i]
+            if c == 0x22 {
+                var j = i + 1
+                while j < n, b[j] != 0x22 {
+                    j += b[j] == 0x5C ? 2 : 1
+                }
+                let end = min(j, n)
+                var k = end + 1
+                while k < n, Self.isSpace(b[k]) { k += 1 }
+                if k < n, b[k] == UInt8(ascii: ":") {
+                    keyStart = i + 1
+                    keyEnd = end
+                    lastKey = nil
+                    out.append(UnsafeBufferPointer(rebasing: b[i..<min(end + 1, n)]))
+                } else {
+                    let content = UnsafeBufferPointer(rebasing: b[(i + 1)..<end])
+                    var value: [UInt8]?
+                    if enabled, !content.isEmpty { value = redactValue(content, key: key(), verbose: verbose) }
+                    out.append(CollectionOfOne(0x22))
+                    if let value { out.append(value) } else { out.append(content) }
+                    out.append(CollectionOfOne(0x22))
+                    if captureLengths.contains(keyEnd - keyStart), capture.contains(key()) {
+                        captured[key()] =
+                            value.map { JSONText.unescape(String(decoding: $0, as: UTF8.self)) }
+                            ?? JSONText.unescape(String(decoding: content, as: UTF8.self))
+                    }
+                }
+                i = end + 1
+            } else if c == UInt8(ascii: "-") || (c >= 0x30 && c <= 0x39) || c == UInt8(ascii: "t") || c == UInt8(ascii: "f") {
+                var j = i
+                while j < n, !Self.isDelimiter(b[j]) { j += 1 }
+                let literal = UnsafeBufferPointer(rebasing: b[i..<j])
+                if captureLengths.contains(keyEnd - keyStart), capture.contains(key()) {
+                    captured[key()] = String(decoding: literal, as: UTF8.self)
+                }
+                out.append(literal)
+                i = j
+            } else {
+                out.append(CollectionOfOne(c))
+                i += 1
+            }
+        }
+        return captured
     }
 
     /// The replacement of one JSON string value (raw, still escaped), or nil to keep it.
@@ -297,4 +331,18 @@ public struct RecordRedactor: Sendable {
         }
         return true
     }
+}
+
+/// Where the redactor's walk writes a record: an array, or nowhere when only the captured
+/// values are wanted.
+protocol BytesSink {
+    mutating func append(_ bytes: some Collection<UInt8>)
+}
+
+extension Array: BytesSink where Element == UInt8 {
+    mutating func append(_ bytes: some Collection<UInt8>) { append(contentsOf: bytes) }
+}
+
+extension Optional: BytesSink where Wrapped == [UInt8] {
+    mutating func append(_ bytes: some Collection<UInt8>) { self?.append(contentsOf: bytes) }
 }

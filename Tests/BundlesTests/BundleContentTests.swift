@@ -44,6 +44,24 @@ struct BundleContentTests {
         await f.close()
     }
 
+    /// Records are read in pages (reads of the store); where the pages break changes nothing
+    /// in any member, redacted or not.
+    @Test(arguments: [false, true])
+    func pageBoundariesDoNotShowInTheBundle(piiAllowed: Bool) async throws {
+        let f = try BundleFixture()
+        try await f.fill()
+        let request = BundleRequest(device: "D1", since: since, until: until, piiAllowed: piiAllowed)
+        let whole = try await f.bundle(request)
+        for pageSize in [1, 2, 3] {
+            let paged = try await f.bundle(request, pageSize: pageSize)
+            for member in ["telemetry.ndjson", "logs.ndjson", "timeline.txt", "summary.json"] {
+                #expect(try paged.member(member) == whole.member(member), "\(member) read \(pageSize) at a time")
+            }
+        }
+        #expect(try whole.records("telemetry.ndjson").count == 4)
+        await f.close()
+    }
+
     @Test func identityBundleMatchesCaseInsensitively() async throws {
         let f = try BundleFixture()
         try await f.fill()

@@ -157,8 +157,9 @@ final class BundleFixture {
     /// The whole window the fleet spans.
     static var window: (Int64, Int64) { (t0 - hour, t0 + 6 * hour) }
 
-    func bundle(_ request: BundleRequest) async throws -> BundleArchive {
-        let b = builder
+    func bundle(_ request: BundleRequest, pageSize: Int? = nil) async throws -> BundleArchive {
+        var b = builder
+        if let pageSize { b.pageSize = pageSize }
         let prepared = try await b.prepare(request, now: Self.t0 + 12 * Self.hour)
         let path = directory.appendingPathComponent("out-\(UUID().uuidString).\(request.format.fileExtension)").path
         var sink = try FileSink(path: path)

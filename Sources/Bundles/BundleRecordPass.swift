@@ -1,0 +1,76 @@
+import Archive
+import Privacy
+import TelemetryModel
+import TelemetryStore
+
+/// The per-record work of one bundle member, done while the store visits the records
+/// (`RecordStore.scan`): each record is redacted for the caller (or, for a caller who may see
+/// everything, only read for the values the timeline and summary need), rendered as an NDJSON
+/// line, and counted into the timeline and summary. Reading through the scan instead of
+/// collected pages means a record is never copied out of its batch first, and a page of the
+/// bundle is as large as a compacted segment, so no segment is decoded once per small page.
+///
+/// Unchecked `Sendable` because the member file (a file handle) is not: the store calls the
+/// visitor from one reading thread at a time and returns only after its last call, and
+/// `flush` and `finish` run only after the scan returned, so the state is never touched by
+/// two threads at once.
+final class BundleRecordPass: @unchecked Sendable {
+    struct State {
+        var redactor: RecordRedactor
+        var timeline: Timeline
+        var summary: BundleSummary
+        var lines = RecordLineWriter(capacity: 1 << 20)
+        var member: MemberFile
+        /// The first failure writing the member; the scan cannot throw from its visitor, so
+        /// the pass stops writing and the builder throws this once the page is read.
+        var failure: (any Error)?
+        var records = 0
+    }
+
+    private var s: State
+    private let kind: RecordKind
+    private let capture: Set<String>
+
+    init(kind: RecordKind, redactor: RecordRedactor, timeline: Timeline, summary: BundleSummary, member: MemberFile, capture: Set<String>) {
+        s = State(redactor: redactor, timeline: timeline, summary: summary, member: member)
+        self.kind = kind
+        self.capture = capture
+    }
+
+    func take(_ event: ScanEvent) {
+        guard case .record(let record) = event else { return }
+        do {
+            guard s.failure == nil else { return }
+            let captured: [String: String]
+            if s.redactor.enabled {
+                let redacted = s.redactor.redact(json: record.json, verbose: record.keys.level == .verbose, capture: capture)
+                captured = redacted.captured
+                redacted.json.withUnsafeBufferPointer {
+                    s.lines.append(
+                        id: record.id, receivedAt: record.receivedAt, env: record.env, statusCode: record.keys.statusCode, json: $0)
+                }
+            } else {
+                captured = s.redactor.captured(json: record.json, capture: capture)
+                s.lines.append(record)
+            }
+            s.lines.append(raw: CollectionOfOne(0x0A))
+            s.timeline.add(record.keys, kind: kind, captured: captured)
+            s.summary.add(record.keys, kind: kind, captured: captured)
+            s.records += 1
+            if s.lines.count >= 1 << 20 {
+                do { try s.member.append(s.lines.take()) } catch { s.failure = error }
+            }
+        }
+    }
+
+    /// Writes what is buffered; throws the first failure of the pass.
+    func flush() throws {
+        if let failure = s.failure { throw failure }
+        try s.member.append(s.lines.take())
+    }
+
+    /// The redactor, timeline and summary as the pass left them.
+    func finish() -> (redactor: RecordRedactor, timeline: Timeline, summary: BundleSummary) {
+        (s.redactor, s.timeline, s.summary)
+    }
+}

@@ -14,28 +14,71 @@ public struct LatencySketch: Sendable, Hashable {
     /// The largest relative error of an answered percentile (always toward zero).
     public static let relativeError = 1.0 / Double(1 << mantissaBits)
 
-    /// Count per bucket, keyed by ``ordinal(of:)`` so that key order is value order.
-    public private(set) var counts: [UInt32: Int] = [:]
+    /// The occupied buckets, as ``ordinal(of:)`` keys in ascending (value) order with their
+    /// counts beside them. Sorted arrays rather than a dictionary: a 30-day report merges
+    /// thousands of hourly sketches, and merging sorted runs is a linear walk with no
+    /// hashing, decoding the stored form (already in key order) is appending, and
+    /// percentiles need no sort.
+    private var keys: [UInt32] = []
+    private var counts: [Int] = []
 
     public init() {}
 
     /// How many values the sketch holds.
-    public var total: Int { counts.values.reduce(0, +) }
+    public var total: Int { counts.reduce(0, +) }
 
-    public var isEmpty: Bool { counts.isEmpty }
+    public var isEmpty: Bool { keys.isEmpty }
 
     /// Counts `value`; infinities and NaN are not durations and are ignored.
     public mutating func add(_ value: Double, count: Int = 1) {
         guard value.isFinite, count > 0 else { return }
-        counts[Self.ordinal(of: value), default: 0] += count
+        let key = Self.ordinal(of: value)
+        // Most values land at or near the top (durations arrive unsorted, but a record path
+        // adds into small sketches): a binary search finds the slot either way.
+        var low = 0
+        var high = keys.count
+        while low < high {
+            let mid = (low + high) / 2
+            if keys[mid] < key { low = mid + 1 } else { high = mid }
+        }
+        if low < keys.count, keys[low] == key {
+            counts[low] += count
+        } else {
+            keys.insert(key, at: low)
+            counts.insert(count, at: low)
+        }
     }
 
     public mutating func merge(_ other: LatencySketch) {
-        if counts.isEmpty {
-            counts = other.counts
+        if other.keys.isEmpty { return }
+        if keys.isEmpty {
+            self = other
             return
         }
-        for (key, n) in other.counts { counts[key, default: 0] += n }
+        var mergedKeys: [UInt32] = []
+        var mergedCounts: [Int] = []
+        mergedKeys.reserveCapacity(keys.count + other.keys.count)
+        mergedCounts.reserveCapacity(keys.count + other.keys.count)
+        var i = 0
+        var j = 0
+        while i < keys.count || j < other.keys.count {
+            if j == other.keys.count || (i < keys.count && keys[i] < other.keys[j]) {
+                mergedKeys.append(keys[i])
+                mergedCounts.append(counts[i])
+                i += 1
+            } else if i == keys.count || other.keys[j] < keys[i] {
+                mergedKeys.append(other.keys[j])
+                mergedCounts.append(other.counts[j])
+                j += 1
+            } else {
+                mergedKeys.append(keys[i])
+                mergedCounts.append(counts[i] + other.counts[j])
+                i += 1
+                j += 1
+            }
+        }
+        keys = mergedKeys
+        counts = mergedCounts
     }
 
     /// Nearest-rank percentile (`p` in 0...1) of the rounded values; nil when empty.
@@ -43,19 +86,18 @@ public struct LatencySketch: Sendable, Hashable {
         percentiles([p]).first ?? nil
     }
 
-    /// Several nearest-rank percentiles from one sort of the buckets.
+    /// Several nearest-rank percentiles from one walk of the buckets each.
     public func percentiles(_ ps: [Double]) -> [Double?] {
         let total = self.total
         guard total > 0 else { return ps.map { _ in nil } }
-        let sorted = counts.sorted { $0.key < $1.key }
         return ps.map { p in
             let rank = min(max(Int((p * Double(total)).rounded(.up)), 1), total)
             var seen = 0
-            for (key, n) in sorted {
+            for (key, n) in zip(keys, counts) {
                 seen += n
                 if seen >= rank { return Self.value(of: key) }
             }
-            return Self.value(of: sorted[sorted.count - 1].key)
+            return Self.value(of: keys[keys.count - 1])
         }
     }
 
@@ -86,9 +128,9 @@ extension LatencySketch {
     /// previous key and its count, as varints.
     func encoded() -> [UInt8] {
         var w = ByteWriter()
-        w.varint(UInt64(counts.count))
+        w.varint(UInt64(keys.count))
         var previous: UInt32 = 0
-        for (key, n) in counts.sorted(by: { $0.key < $1.key }) {
+        for (key, n) in zip(keys, counts) {
             w.varint(UInt64(key - previous))
             w.varint(UInt64(n))
             previous = key
@@ -98,16 +140,22 @@ extension LatencySketch {
 
     init(decoding bytes: [UInt8]) throws {
         var r = ByteReader(bytes)
-        let buckets = Int(try r.varint())
-        counts.reserveCapacity(buckets)
+        let buckets = try r.varint()
+        guard buckets <= UInt64(bytes.count) else { throw StoreError.corruptBlock("latency sketch bucket count out of range") }
+        keys.reserveCapacity(Int(buckets))
+        counts.reserveCapacity(Int(buckets))
         var key: UInt64 = 0
-        for _ in 0..<buckets {
-            key += try r.varint()
-            let n = try r.varint()
-            guard key <= UInt64(Self.keptMask), n > 0, n <= UInt64(Int.max) else {
+        for n in 0..<Int(buckets) {
+            let delta = try r.varint()
+            guard delta <= UInt64(Self.keptMask) else { throw StoreError.corruptBlock("latency sketch bucket out of range") }
+            key += delta
+            let count = try r.varint()
+            // Keys strictly ascending (a zero delta after the first bucket would repeat one).
+            guard key <= UInt64(Self.keptMask), n == 0 || delta > 0, count > 0, count <= UInt64(Int.max) else {
                 throw StoreError.corruptBlock("latency sketch bucket out of range")
             }
-            counts[UInt32(key), default: 0] += Int(n)
+            keys.append(UInt32(key))
+            counts.append(Int(count))
         }
     }
 }

@@ -299,4 +299,12 @@ import Testing
         }
         #expect(LatencySketch().percentile(0.5) == nil)
     }
+
+    /// Damaged stored sketches are refused rather than read as other counts: a bucket count
+    /// past the bytes, a repeated key, a zero count, a key past the range.
+    @Test func damagedStoredFormsAreRefused() {
+        for bad: [UInt8] in [[0x7F], [2, 5, 1, 0, 1], [1, 5, 0], [1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 1]] {
+            #expect(throws: StoreError.self) { try LatencySketch(decoding: bad) }
+        }
+    }
 }

@@ -35,6 +35,10 @@ struct JSONRecordScanner {
     func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<ScannedRecord, ShapeError> {
         var cursor = Cursor(b: bytes, limits: limits, recordingLayout: true)
         var record = ScannedRecord()
+        // Sized for a typical record up front: growing three dictionaries member by member
+        // was several allocations of every record's decode.
+        record.top.reserveCapacity(16)
+        record.data.reserveCapacity(8)
         do {
             cursor.skipSpace()
             guard cursor.peek == UInt8(ascii: "{") else { return .failure(.notAnObject) }
@@ -211,6 +215,7 @@ struct JSONRecordScanner {
             i += 1
             let start = i
             var escaped = false
+            var ascii = true
             while true {
                 guard i < b.count else { throw ShapeError.syntax("unterminated string") }
                 let c = b[i]
@@ -232,15 +237,63 @@ struct JSONRecordScanner {
                     continue
                 }
                 if c < 0x20 { throw ShapeError.syntax("control character inside a string") }
+                if c >= 0x80 { ascii = false }
                 i += 1
             }
             let end = i
             i += 1
             if end - start > limits.maxStringBytes { throw ShapeError.stringTooLong(limits.maxStringBytes) }
             let raw = UnsafeBufferPointer(rebasing: b[start..<end])
-            guard let text = String(validating: raw, as: UTF8.self) else { throw ShapeError.syntax("invalid UTF-8") }
+            // ASCII is valid UTF-8 as it stands; only text with other bytes needs checking,
+            // and a value nobody keeps is checked without being made into a String.
+            if ascii {
+                guard keep else { return "" }
+                let text = String(decoding: raw, as: UTF8.self)
+                return escaped ? Self.unescape(text) : text
+            }
+            guard Self.isValidUTF8(raw) else { throw ShapeError.syntax("invalid UTF-8") }
             guard keep else { return "" }
+            let text = String(decoding: raw, as: UTF8.self)
             return escaped ? Self.unescape(text) : text
+        }
+
+        /// Whether `bytes` are well-formed UTF-8 (no overlong forms, surrogates or values past
+        /// U+10FFFF), without building a String.
+        static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            var i = 0
+            let n = bytes.count
+            while i < n {
+                let c = bytes[i]
+                if c < 0x80 {
+                    i += 1
+                    continue
+                }
+                let length: Int
+                var low: UInt8 = 0x80
+                var high: UInt8 = 0xBF
+                switch c {
+                case 0xC2...0xDF: length = 2
+                case 0xE0:
+                    length = 3
+                    low = 0xA0
+                case 0xE1...0xEC, 0xEE...0xEF: length = 3
+                case 0xED:
+                    length = 3
+                    high = 0x9F
+                case 0xF0:
+                    length = 4
+                    low = 0x90
+                case 0xF1...0xF3: length = 4
+                case 0xF4:
+                    length = 4
+                    high = 0x8F
+                default: return false
+                }
+                guard i + length <= n, bytes[i + 1] >= low, bytes[i + 1] <= high else { return false }
+                for k in 2..<max(length, 2) where bytes[i + k] < 0x80 || bytes[i + k] > 0xBF { return false }
+                i += length
+            }
+            return true
         }
 
         static func isHex(_ c: UInt8) -> Bool {

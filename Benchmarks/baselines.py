@@ -7,6 +7,8 @@
                              POST export-format entries to systemd-journal-remote, records/s
   scan URL APP SINCE UNTIL [json|ndjson]
                              page GET /v1/events?since&until&app=&limit=10000, time, count, first byte
+                             (bodies read in full, not parsed: JSON pages are counted by their
+                             records' `{"id":` openings, checked against a parse of the first page)
   bundle-seed URL DIR DEVICE N
                              POST N records of the dumped dataset (80% events, 20% logs) as one device
   bundle URL DEVICE SINCE    GET /v1/bundles?device= (zip), time; records counted from its manifest
@@ -103,9 +105,17 @@ def cmd_scan(url, app, since, until, fmt="json"):
             events += body.count(b"\n")
             nxt = r.getheader("Next-Cursor")
         else:
-            page = json.loads(body)
-            events += len(page.get("events", []))
-            nxt = page.get("nextCursor")
+            # Read like ClickHouse's rows in step (i): the bytes in full, not parsed. Records
+            # are counted by the `{"id":` each one starts with, and the cursor taken from the
+            # page's last member; the first page is also parsed whole to check both.
+            n = body.count(b'{"id":')
+            tail = body[body.rfind(b'"nextCursor":'):]
+            nxt = json.loads(tail[len(b'"nextCursor":'):].rstrip().rstrip(b"}"))
+            if pages == 0:
+                page = json.loads(body)
+                if len(page.get("events", [])) != n or page.get("nextCursor") != nxt:
+                    sys.exit("scan: the page's byte count or cursor disagrees with its parse")
+            events += n
         pages += 1
         if not nxt:
             break

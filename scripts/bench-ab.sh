@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# A/B of two builds on the same data: the read side (query pages, JSON and NDJSON, and a
+# one-device bundle) of build A and build B, each on its own copy of one data directory,
+# alternated ROUNDS times so a noisy minute hits both. The data is written once, by build A
+# with compaction held off; each build then compacts its copy in its own segment format
+# before it is read, so a change of format is measured too.
+#   scripts/bench-ab.sh A_BIN_DIR B_BIN_DIR [OUT_DIR]
+# Knobs: AB_SECONDS (ingest, default 25), AB_ROUNDS (2), AB_BUNDLE_RECORDS (100000).
+# Prints one JSON object per measurement and a table; daemon CPU is read from /proc.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+A=${1:?usage: $0 A_BIN_DIR B_BIN_DIR [OUT_DIR]}
+B=${2:?usage: $0 A_BIN_DIR B_BIN_DIR [OUT_DIR]}
+SECONDS_INGEST=${AB_SECONDS:-25}
+ROUNDS=${AB_ROUNDS:-2}
+BUNDLE_RECORDS=${AB_BUNDLE_RECORDS:-100000}
+TMP=$(mktemp -d /tmp/mamtelemetry-ab.XXXXXX)
+OUT=${3:-$TMP/out}
+mkdir -p "$OUT"
+DPID=""
+cleanup() {
+  if [ -n "$DPID" ]; then kill "$DPID" 2>/dev/null || true; wait "$DPID" 2>/dev/null || true; fi
+  rm -rf "$TMP/seed" "$TMP/a" "$TMP/b" "$TMP/dump"
+}
+trap cleanup EXIT INT TERM
+free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+start() { # BIN DIR [env...]: starts a daemon on DIR, sets DPID and URL
+  local bin=$1 dir=$2
+  shift 2
+  local port
+  port=$(free_port)
+  URL=http://127.0.0.1:$port
+  env "$@" "$bin/mamtelemetryd" --data-dir "$dir" --listen "127.0.0.1:$port" >>"$OUT/daemons.log" 2>&1 &
+  DPID=$!
+  for _ in $(seq 1 100); do curl -fsS "$URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+  curl -fsS "$URL/healthz" >/dev/null
+  export MAMTELEMETRY_DATA_DIR=$dir MAMTELEMETRY_URL=$URL
+}
+stop() { kill "$DPID"; wait "$DPID" 2>/dev/null || true; DPID=""; }
+uncompacted() {
+  sqlite3 "$1/prod/records.sqlite" "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) NOT IN (x'01', x'02')"
+}
+
+echo "== seeding with A ($SECONDS_INGEST s of mamtelemetryctl bench, compaction held off)"
+mkdir -p "$TMP/seed"
+start "$A" "$TMP/seed" MAMTELEMETRY_STORE_COMPACT_AFTER_SECONDS=31536000
+"$A/mamtelemetryctl" bench --dump "$TMP/dump" --dump-records 100000 >/dev/null
+"$A/mamtelemetryctl" bench --duration "$SECONDS_INGEST" --concurrency 16 --batch-size 500 --encoding gzip --json >"$OUT/seed.json"
+python3 Benchmarks/baselines.py bundle-seed "$URL" "$TMP/dump" bench-bundle-device "$BUNDLE_RECORDS" >/dev/null
+stop
+
+for side in a b; do
+  bin=$A
+  [ "$side" = b ] && bin=$B
+  cp -a "$TMP/seed" "$TMP/$side"
+  start "$bin" "$TMP/$side"
+  last=-1
+  for _ in $(seq 1 120); do
+    left=$(uncompacted "$TMP/$side")
+    [ "$left" = "$last" ] && break
+    last=$left
+    sleep 5
+  done
+  stop
+  echo "$side: $(sqlite3 "$TMP/$side/prod/records.sqlite" "SELECT count(*), sum(count), sum(storedBytes) FROM batch WHERE kind = 0") (rows, events, stored bytes)"
+done
+
+for round in $(seq 1 "$ROUNDS"); do
+  for side in a b; do
+    bin=$A
+    [ "$side" = b ] && bin=$B
+    start "$bin" "$TMP/$side"
+    sleep 1
+    for what in json ndjson bundle; do
+      before=$(cpu_ticks "$DPID")
+      if [ "$what" = bundle ]; then
+        result=$(python3 Benchmarks/baselines.py bundle "$URL" bench-bundle-device -1d)
+      else
+        result=$(python3 Benchmarks/baselines.py scan "$URL" com.contoso.outlook -2h now "$what")
+      fi
+      after=$(cpu_ticks "$DPID")
+      echo "{\"side\":\"$side\",\"round\":$round,\"what\":\"$what\",\"daemonCpuSeconds\":$(((after - before)))e-2,\"result\":$result}" |
+        tee -a "$OUT/ab.jsonl"
+    done
+    stop
+  done
+done
+
+python3 - "$OUT/ab.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+print("| measurement | A | B | B / A |")
+print("|---|---|---|---|")
+for what, key in (("json", "matchedPerSecond"), ("ndjson", "matchedPerSecond"), ("bundle", "recordsPerSecond")):
+    for metric in (key, "daemonCpuSeconds", "firstByteMsMax"):
+        vals = {}
+        for side in ("a", "b"):
+            got = [r["result"].get(metric) if metric != "daemonCpuSeconds" else r[metric]
+                   for r in rows if r["side"] == side and r["what"] == what]
+            vals[side] = [v for v in got if v is not None]
+        if not vals["a"] or not vals["b"]:
+            continue
+        ma, mb = sum(vals["a"]) / len(vals["a"]), sum(vals["b"]) / len(vals["b"])
+        fmt = lambda v: " / ".join("%.4g" % x for x in v)
+        print("| %s %s | %s | %s | %.2fx |" % (what, metric, fmt(vals["a"]), fmt(vals["b"]), mb / ma if ma else 0))
+PY

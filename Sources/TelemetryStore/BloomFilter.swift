@@ -44,23 +44,19 @@ struct BloomFilter {
 /// distinct terms, so terms are gathered first, as their hash pairs (what the filter uses of
 /// a term): a set of two integers is cheaper to keep than one of tagged strings.
 struct BloomBuilder {
-    private struct TermHashes: Hashable {
-        let h1: UInt64
-        let h2: UInt64
-    }
-
-    private var terms = Set<TermHashes>()
+    /// The distinct terms' hash pairs (FNV-1a, so already uniform: no second hashing).
+    private var terms = WideKeyTable()
 
     mutating func add(_ keys: RecordKeys) {
         for term in BloomTerm.terms(of: keys) {
             let (h1, h2) = term.hashes
-            terms.insert(TermHashes(h1: h1, h2: h2))
+            terms.insert(high: h2, low: h1, value: 0)
         }
     }
 
     func filter() -> BloomFilter {
         var filter = BloomFilter(expected: terms.count)
-        for t in terms { filter.insert(hashes: (t.h1, t.h2)) }
+        for t in terms.keys { filter.insert(hashes: (t.low, t.high)) }
         return filter
     }
 }

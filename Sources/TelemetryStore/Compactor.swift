@@ -49,6 +49,9 @@ public final class Compactor: Service, Sendable {
     /// Where each environment's and kind's next pass starts (the first row of the run that
     /// was still open), so a pass does not re-read rows already settled.
     private let resumeAt = Mutex<[String: Int64]>([:])
+    /// Where merges are decoded and encoded: a niced thread, so a burst of ingest keeps the
+    /// cores and compaction catches up after it.
+    private let worker = BackgroundWorker(name: "compactor")
 
     init(
         databases: PerEnvironment<EnvironmentDatabase>, policy: CompactionPolicy, faults: any CommitFaultInjector, clock: any WallClock,
@@ -118,7 +121,9 @@ public final class Compactor: Service, Sendable {
             let segmentRecords = records - batchRecords
             guard batchRecords > 0, complete || batchRecords * 2 >= segmentRecords else { continue }
             let faults = self.faults
-            guard let outcome = try await db.compact(run, kind: kind, midMerge: { try faults.reached(.compactionMidMerge) })
+            guard
+                let outcome = try await db.compact(
+                    run, kind: kind, worker: worker, midMerge: { try faults.reached(.compactionMidMerge) })
             else { continue }
             try faults.reached(.afterCompaction)
             result.segments += 1

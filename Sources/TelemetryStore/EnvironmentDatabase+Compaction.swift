@@ -58,9 +58,10 @@ extension EnvironmentDatabase {
     /// written and nil is returned. `midMerge` runs inside the transaction after the rows are
     /// deleted and before the segment is inserted (a test seam: a crash there must leave the
     /// rows, as the transaction never commits).
-    func compact(_ rows: [CompactionCandidate], kind: RecordKind, midMerge: @escaping @Sendable () throws -> Void = {})
-        async throws -> CompactionOutcome?
-    {
+    func compact(
+        _ rows: [CompactionCandidate], kind: RecordKind, worker: BackgroundWorker,
+        midMerge: @escaping @Sendable () throws -> Void = {}
+    ) async throws -> CompactionOutcome? {
         guard let first = rows.first, let segmentId = rows.map(\.id).min() else { return nil }
         let ids = rows.map(\.id)
         let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
@@ -77,37 +78,16 @@ extension EnvironmentDatabase {
             }
         }
         guard blobs.count == rows.count else { return nil }
-        var records: [Segment.Record] = []
-        records.reserveCapacity(rows.reduce(0) { $0 + $1.count })
-        var bloom = BloomBuilder()
-        var minTime = Int64.max
-        var maxTime = Int64.min
-        // Level bits of every row; "verbose already scrubbed" only when it holds for every row
-        // with verbose records, so none escapes the scrub.
-        var levelMask = 0
-        var scrubbed = EnvironmentDatabase.verboseScrubbedBit
-        for (row, candidate) in zip(blobs, rows) {
-            let block = try StoredBlock(keysBlob: row.keys, firstSeq: row.firstSeq, receivedAt: row.receivedAt)
-            let lines = try block.lines(row.payload)
-            for (i, k) in block.keys.enumerated() {
-                records.append(Segment.Record(id: block.id(i), receivedAt: block.receivedAt(i), keys: k, json: lines.line(i)[...]))
-                bloom.add(k)
-                minTime = min(minTime, k.time)
-                maxTime = max(maxTime, k.time)
-            }
-            levelMask |= candidate.levelMask & ~EnvironmentDatabase.verboseScrubbedBit
-            if candidate.levelMask & 1 != 0 { scrubbed &= candidate.levelMask }
-        }
-        let encoded = try GroupedSegment.encode(records)
-        let (keys, payload, rawBytes) = (encoded.keys, encoded.payload, encoded.rawBytes)
+        let merged = try await worker.run { try Self.merge(blobs, rows: rows) }
+        let (keys, payload, rawBytes) = (merged.encoded.keys, merged.encoded.payload, merged.encoded.rawBytes)
         let storedBytes = keys.count + payload.count
         // The segment's receive time is its newest row's: age retention removes it when
         // that row's time comes, so older records in it stay up to the segment's span longer.
         let receivedAt = rows.map(\.receivedAt).max() ?? first.receivedAt
-        let recordCount = records.count
-        let bounds = (min: minTime, max: maxTime)
-        let mask = levelMask | scrubbed
-        let bloomBits = Data(bloom.filter().bits)
+        let recordCount = merged.records
+        let bounds = (min: merged.minTime, max: merged.maxTime)
+        let mask = merged.levelMask
+        let bloomBits = Data(merged.bloom)
         return try await pool.write { db in
             let current = try Row.fetchAll(
                 db, sql: "SELECT id, storedBytes, levelMask FROM batch WHERE id IN (\(placeholders)) ORDER BY firstSeq",
@@ -136,6 +116,48 @@ extension EnvironmentDatabase {
                 bytesAfter: storedBytes)
         }
     }
+}
+
+extension EnvironmentDatabase {
+    /// The CPU side of a merge (on the compactor's low-priority worker): the rows' records
+    /// decoded in id order and encoded as one grouped segment, with its Bloom filter, time
+    /// bounds and level bits.
+    fileprivate static func merge(_ blobs: [RowBlobs], rows: [CompactionCandidate]) throws -> MergedSegment {
+        var records: [Segment.Record] = []
+        records.reserveCapacity(rows.reduce(0) { $0 + $1.count })
+        var bloom = BloomBuilder()
+        var minTime = Int64.max
+        var maxTime = Int64.min
+        // Level bits of every row; "verbose already scrubbed" only when it holds for every row
+        // with verbose records, so none escapes the scrub.
+        var levelMask = 0
+        var scrubbed = EnvironmentDatabase.verboseScrubbedBit
+        for (row, candidate) in zip(blobs, rows) {
+            let block = try StoredBlock(keysBlob: row.keys, firstSeq: row.firstSeq, receivedAt: row.receivedAt)
+            let lines = try block.lines(row.payload)
+            for (i, k) in block.keys.enumerated() {
+                records.append(Segment.Record(id: block.id(i), receivedAt: block.receivedAt(i), keys: k, json: lines.line(i)[...]))
+                bloom.add(k)
+                minTime = min(minTime, k.time)
+                maxTime = max(maxTime, k.time)
+            }
+            levelMask |= candidate.levelMask & ~EnvironmentDatabase.verboseScrubbedBit
+            if candidate.levelMask & 1 != 0 { scrubbed &= candidate.levelMask }
+        }
+        return MergedSegment(
+            encoded: try GroupedSegment.encode(records), records: records.count, bloom: bloom.filter().bits, minTime: minTime,
+            maxTime: maxTime, levelMask: levelMask | scrubbed)
+    }
+}
+
+/// What a merge produced, handed from the worker back to the write transaction.
+private struct MergedSegment: Sendable {
+    var encoded: Segment.Encoded
+    var records: Int
+    var bloom: [UInt8]
+    var minTime: Int64
+    var maxTime: Int64
+    var levelMask: Int
 }
 
 /// A stored row's columns the compactor merges, read out of SQLite in one snapshot.

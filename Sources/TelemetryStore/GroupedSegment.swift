@@ -1,22 +1,32 @@
+import Compression
 import TelemetryModel
 
 /// The compacted form of a row since segments are grouped by app: the row's records split
-/// into one ``Segment`` per app that has many of them, plus one mixed ``Segment`` for the
-/// rest, each with its own keys columns, GUID table and payload stream.
+/// into one group per app that has many of them, plus one mixed group for the rest, each
+/// with its own key columns and payload stream, coded like a ``Segment``.
 ///
 /// Why: a support engineer's most common question names an app, and a fleet's segments hold
 /// every app. Read as one stream, every segment of the window had to be inflated to return
 /// the one record in six that matched; grouped, a query for one app inflates only that app's
-/// group (and the mixed one, which may hold it), so its cost follows the matches, not the
+/// group (or the mixed one, which may hold it), so its cost follows the matches, not the
 /// window. Ids stay row-wide: the groups of a row interleave in id order, and a reader that
 /// needs several groups merges them back into id order (``StoredBlock``), so cursors, pages
 /// and every other reader see the row exactly as before.
 ///
+/// The GUIDs are stored once for the whole row (a device's GUID recurs in every app group
+/// it used; stored per group they cost a tenth more bytes): each group codes its text against
+/// a table of its own, as a ``Segment`` does, and keeps only a map from that table to the
+/// row's. Entries seen first in this group are "fresh" and take the row's next entries in
+/// turn (map code 0, which zlib squeezes to nothing); entries an earlier group brought are
+/// named by their index in the row's table (code index + 1).
+///
 /// Keys blob: the marker, varints first id and last id − first id (the same head as
-/// ``Segment``, so the id span reads without inflating), the group count, then per group its
-/// app (a byte 1 and the app's UTF-8, or a byte 0 for the mixed group), record count, keys
-/// length, payload length, coded payload size and NDJSON size; then the groups' ``Segment``
-/// keys blobs in group order. Payload blob: the groups' payload streams in group order.
+/// ``Segment``, so the id span reads without inflating), the group count, the row's GUID
+/// count and table (16 bytes each); per group its app (a byte 1 and the app's UTF-8, or a
+/// byte 0 for the mixed group), record count, first id − the row's, first fresh entry, and
+/// the lengths of its map, columns and payload streams, its coded payload size and NDJSON
+/// size; then each group's deflated map and columns. Payload blob: the groups' payload
+/// streams in group order.
 enum GroupedSegment {
     static let marker: UInt8 = 0x02
     /// At most this many groups per row: beyond it the smaller apps share the mixed group.
@@ -30,13 +40,26 @@ enum GroupedSegment {
         /// The app every record of the group has; nil for the mixed group.
         var app: String?
         var count: Int
-        var keys: Range<Int>
+        var firstId: Int64
+        /// The row table's index of the group's first fresh GUID.
+        var freshStart: Int
+        var map: Range<Int>
+        var columns: Range<Int>
         var payload: Range<Int>
         var codedBytes: Int
         var textBytes: Int
     }
 
-    /// Groups `records` (ascending ids) by app and encodes each group as a ``Segment``.
+    /// A keys blob's groups and where the row's GUID table lies in it (read entry by entry:
+    /// a query for one app needs only its group's share of the table).
+    struct Layout {
+        var groups: [Group]
+        var guidTable: Range<Int>
+
+        var guidCount: Int { guidTable.count / 16 }
+    }
+
+    /// Groups `records` (ascending ids) by app and codes each group.
     static func encode(_ records: [Segment.Record]) throws -> Segment.Encoded {
         precondition(!records.isEmpty, "a segment holds at least one record")
         var perApp: [String: Int] = [:]
@@ -44,59 +67,83 @@ enum GroupedSegment {
         let own = Set(
             perApp.filter { $0.value >= minGroupRecords }.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
                 .prefix(perApp.count > maxGroups ? maxGroups - 1 : maxGroups).map(\.key))
-        // Groups in order of their first record, the mixed one where its first record falls.
+        // Groups in order of their first record, the mixed one where its first record falls;
+        // each group a list of its records' indices, in id order.
         var order: [String?] = []
-        var members: [String?: [Segment.Record]] = [:]
-        for r in records {
-            let group: String? = own.contains(r.keys.appId) ? r.keys.appId : nil
-            if members[group] == nil {
+        var position: [String?: Int] = [:]
+        var members: [[Int]] = []
+        for i in records.indices {
+            let app = records[i].keys.appId
+            let group: String? = own.contains(app) ? app : nil
+            if let at = position[group] {
+                members[at].append(i)
+            } else {
+                position[group] = order.count
                 order.append(group)
-                members[group] = []
+                members.append([i])
             }
-            members[group]!.append(r)
         }
+        var shared = GuidTable()
         var head = ByteWriter()
+        var streams: [UInt8] = []
+        var payload: [UInt8] = []
+        var rawBytes = order.count - 1  // the line breaks between one group's records and the next's
+        var codedBytes = 0
+        var groupHeads = ByteWriter()
+        for (n, group) in order.enumerated() {
+            let rows = members[n]
+            let body = try Segment.encodeBody(records, rows)
+            let freshStart = shared.guids.count
+            var map = ByteWriter()
+            map.varint(UInt64(body.guids.guids.count))
+            for guid in body.guids.guids { map.varint(shared.share(guid).map { UInt64($0 + 1) } ?? 0) }
+            let mapBytes = try Deflate.compress(map.bytes, level: Segment.zlibLevel)
+            if let app = group {
+                groupHeads.bytes.append(1)
+                groupHeads.string(app)
+            } else {
+                groupHeads.bytes.append(0)
+            }
+            for v in [
+                rows.count, Int(records[rows[0]].id - records[0].id), freshStart, mapBytes.count, body.columns.count, body.payload.count,
+            ] {
+                groupHeads.varint(UInt64(v))
+            }
+            groupHeads.varint(UInt64(body.codedBytes))
+            groupHeads.varint(UInt64(body.rawBytes))
+            streams += mapBytes
+            streams += body.columns
+            payload += body.payload
+            rawBytes += body.rawBytes
+            codedBytes += body.codedBytes
+        }
         head.bytes.append(marker)
         head.varint(UInt64(records[0].id))
         head.varint(UInt64(records[records.count - 1].id - records[0].id))
         head.varint(UInt64(order.count))
-        var keys: [UInt8] = []
-        var payload: [UInt8] = []
-        var rawBytes = order.count - 1  // the line breaks between groups' last and next records
-        var codedBytes = 0
-        for group in order {
-            let part = try Segment.encode(members[group]!)
-            if let app = group {
-                head.bytes.append(1)
-                head.string(app)
-            } else {
-                head.bytes.append(0)
-            }
-            head.varint(UInt64(members[group]!.count))
-            head.varint(UInt64(part.keys.count))
-            head.varint(UInt64(part.payload.count))
-            head.varint(UInt64(part.codedBytes))
-            head.varint(UInt64(part.rawBytes))
-            keys += part.keys
-            payload += part.payload
-            rawBytes += part.rawBytes
-            codedBytes += part.codedBytes
-        }
-        return Segment.Encoded(keys: head.bytes + keys, payload: payload, rawBytes: rawBytes, codedBytes: codedBytes)
+        head.varint(UInt64(shared.guids.count))
+        head.bytes += shared.stored
+        return Segment.Encoded(
+            keys: head.bytes + groupHeads.bytes + streams, payload: payload, rawBytes: rawBytes, codedBytes: codedBytes)
     }
 
-    /// The groups a keys blob lists, with their ranges checked against the blob (keys) and
-    /// laid end to end (payload; the payload blob's length is checked when it is read).
-    static func groups(_ keysBlob: [UInt8]) throws -> [Group] {
+    /// The groups a keys blob lists and the row's GUID table, with every range checked against
+    /// the blob (keys) or laid end to end (payload; its length is checked when it is read).
+    static func layout(_ keysBlob: [UInt8]) throws -> Layout {
         var r = ByteReader(keysBlob)
         guard try r.byte() == marker else { throw StoreError.corruptBlock("not a grouped segment") }
-        _ = try r.varint()
+        let firstId = Int64(bitPattern: try r.varint())
         _ = try r.varint()
         let count = try r.varint()
         guard count >= 1, count <= UInt64(maxGroups) else { throw StoreError.corruptBlock("segment group count \(count) out of range") }
+        let guidCount = try r.varint()
+        guard guidCount <= UInt64((keysBlob.count - r.offset) / 16) else { throw StoreError.corruptBlock("GUID table larger than block") }
+        let table = r.offset..<r.offset + Int(guidCount) * 16
+        r.offset = table.upperBound
         var groups: [Group] = []
-        var keysLengths: [Int] = []
+        var lengths: [(map: Int, columns: Int)] = []
         var payloadAt = 0
+        let limit = UInt64(Int32.max)
         for _ in 0..<count {
             let app: String? =
                 switch try r.byte() {
@@ -104,28 +151,57 @@ enum GroupedSegment {
                 case 1: try r.string()
                 default: throw StoreError.corruptBlock("segment group tag out of range")
                 }
-            let records = try r.varint()
-            let keysLength = try r.varint()
-            let payloadLength = try r.varint()
-            let coded = try r.varint()
-            let text = try r.varint()
-            let limit = UInt64(Int32.max)
-            guard records >= 1, keysLength <= limit, payloadLength <= limit, coded <= limit, text <= limit else {
-                throw StoreError.corruptBlock("segment group sizes out of range")
+            var v: [Int] = []
+            for _ in 0..<8 {
+                let x = try r.varint()
+                guard x <= limit else { throw StoreError.corruptBlock("segment group sizes out of range") }
+                v.append(Int(x))
             }
-            keysLengths.append(Int(keysLength))
+            guard v[0] >= 1, v[2] <= Int(guidCount) else { throw StoreError.corruptBlock("segment group out of range") }
+            lengths.append((v[3], v[4]))
             groups.append(
                 Group(
-                    app: app, count: Int(records), keys: 0..<0, payload: payloadAt..<payloadAt + Int(payloadLength),
-                    codedBytes: Int(coded), textBytes: Int(text)))
-            payloadAt += Int(payloadLength)
+                    app: app, count: v[0], firstId: firstId + Int64(v[1]), freshStart: v[2], map: 0..<0, columns: 0..<0,
+                    payload: payloadAt..<payloadAt + v[5], codedBytes: v[6], textBytes: v[7]))
+            payloadAt += v[5]
         }
-        var keysAt = r.offset
+        var at = r.offset
         for i in groups.indices {
-            groups[i].keys = keysAt..<keysAt + keysLengths[i]
-            keysAt += keysLengths[i]
+            groups[i].map = at..<at + lengths[i].map
+            at += lengths[i].map
+            groups[i].columns = at..<at + lengths[i].columns
+            at += lengths[i].columns
         }
-        guard keysAt == keysBlob.count else { throw StoreError.corruptBlock("segment groups do not fill the keys blob") }
-        return groups
+        guard at == keysBlob.count else { throw StoreError.corruptBlock("segment groups do not fill the keys blob") }
+        return Layout(groups: groups, guidTable: table)
+    }
+
+    /// One group's keys, its GUID view rebuilt from its map over the row's table.
+    static func keys(of group: Group, in keysBlob: [UInt8], layout: Layout) throws -> Segment.Keys {
+        let map = try Inflate.decompress(Array(keysBlob[group.map]), format: .zlib)
+        var r = ByteReader(map)
+        let count = try r.varint()
+        guard count <= UInt64(map.count) else { throw StoreError.corruptBlock("GUID map larger than block") }
+        var local: [GuidTable.Guid] = []
+        local.reserveCapacity(Int(count))
+        var fresh = group.freshStart
+        for _ in 0..<count {
+            let code = try r.varint()
+            let entry: Int
+            if code == 0 {
+                entry = fresh
+                fresh += 1
+            } else {
+                guard code - 1 < UInt64(layout.guidCount) else { throw StoreError.corruptBlock("GUID map entry past the table") }
+                entry = Int(code - 1)
+            }
+            guard entry < layout.guidCount else { throw StoreError.corruptBlock("GUID map entry past the table") }
+            local.append(GuidTable.Guid(stored: keysBlob, at: layout.guidTable.lowerBound + entry * 16))
+        }
+        guard r.atEnd else { throw StoreError.corruptBlock("bytes after the GUID map") }
+        let keys = try Segment.decodeColumns(
+            deflated: Array(keysBlob[group.columns]), firstId: group.firstId, guids: GuidTable(guids: local))
+        guard keys.keys.count == group.count else { throw StoreError.corruptBlock("segment group holds another count") }
+        return keys
     }
 }

@@ -17,16 +17,36 @@ struct GuidTable {
     struct Guid: Hashable {
         var high: UInt64
         var low: UInt64
+
+        init(high: UInt64, low: UInt64) {
+            self.high = high
+            self.low = low
+        }
+
+        /// The entry stored at `offset` of `bytes` (16 bytes, big-endian halves).
+        init(stored bytes: [UInt8], at offset: Int) {
+            (high, low) = bytes.withUnsafeBytes { raw in
+                (
+                    UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
+                    UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
+                )
+            }
+        }
     }
 
     private(set) var guids: [Guid] = []
-    private var index: [Guid: Int] = [:]
+    private var index = WideKeyTable()
     /// Payload GUIDs handed out so far by "next" references (decoding only).
     private var nextNew = 0
 
     static let escape: UInt8 = 0x01
 
     init() {}
+
+    /// A table of `guids` in this order (a group's view of a segment's shared table).
+    init(guids: [Guid]) {
+        self.guids = guids
+    }
 
     /// A table read back from its stored form (16 bytes per entry).
     init(stored bytes: ArraySlice<UInt8>) throws {
@@ -55,47 +75,81 @@ struct GuidTable {
 
     // MARK: Encoding
 
+    /// Adds `guid` to the table unless it is there: nil when it was added, else its index.
+    mutating func share(_ guid: Guid) -> Int? {
+        if let known = index.insert(high: guid.high, low: guid.low, value: guids.count) { return known }
+        guids.append(guid)
+        return nil
+    }
+
     /// Appends `text` to `out` with its GUIDs coded; `relative` selects the payload coding.
+    /// Every GUID has a dash 8 bytes in, so the text is searched for dashes (`memchr`) and
+    /// only there checked for a GUID; the runs between are copied whole, escaping any 0x01.
     mutating func code(_ text: ArraySlice<UInt8>, into out: inout [UInt8], relative: Bool) {
-        var i = text.startIndex
-        let end = text.endIndex
-        while i < end {
-            let c = text[i]
-            if c == Self.escape {
-                out.append(Self.escape)
-                out.append(0)
-                i += 1
-                continue
-            }
-            if end - i >= 36, let guid = Self.guid(at: i, in: text) {
-                out.append(Self.escape)
-                if let known = index[guid] {
-                    var w = ByteWriter()
-                    w.varint(relative ? UInt64(guids.count - known + 1) : UInt64(known + 1))
-                    out.append(contentsOf: w.bytes)
-                } else if relative {
-                    index[guid] = guids.count
-                    guids.append(guid)
-                    out.append(1)
-                } else {
-                    index[guid] = guids.count
-                    var w = ByteWriter()
-                    w.varint(UInt64(guids.count + 1))
-                    out.append(contentsOf: w.bytes)
-                    guids.append(guid)
+        text.withUnsafeBufferPointer { buf in
+            guard let base = buf.baseAddress else { return }
+            let end = buf.count
+            var copied = 0
+            var search = 8
+            while search < end - 27 {
+                guard let hit = memchr(base + search, 0x2D, end - 27 - search) else { break }
+                let dash = UnsafePointer(hit.assumingMemoryBound(to: UInt8.self)) - base
+                let start = dash - 8
+                guard start >= copied, let guid = Self.guid(at: start, in: buf) else {
+                    search = dash + 1
+                    continue
                 }
-                i += 36
-                continue
+                appendLiteral(UnsafeBufferPointer(rebasing: buf[copied..<start]), to: &out)
+                append(guid, relative: relative, to: &out)
+                copied = start + 36
+                search = copied + 8
             }
-            out.append(c)
-            i += 1
+            appendLiteral(UnsafeBufferPointer(rebasing: buf[copied..<end]), to: &out)
         }
+    }
+
+    /// Text between GUIDs, with the escape byte escaped.
+    @inline(__always)
+    private func appendLiteral(_ run: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        guard let base = run.baseAddress, !run.isEmpty else { return }
+        var at = 0
+        while at < run.count, let hit = memchr(base + at, Int32(Self.escape), run.count - at) {
+            let escape = UnsafePointer(hit.assumingMemoryBound(to: UInt8.self)) - base
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: run[at..<escape]))
+            out.append(Self.escape)
+            out.append(0)
+            at = escape + 1
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: run[at...]))
+    }
+
+    /// A reference to `guid`, entering it in the table when new.
+    @inline(__always)
+    private mutating func append(_ guid: Guid, relative: Bool, to out: inout [UInt8]) {
+        out.append(Self.escape)
+        if let known = index.value(high: guid.high, low: guid.low) {
+            var w = ByteWriter()
+            w.varint(relative ? UInt64(guids.count - known + 1) : UInt64(known + 1))
+            out.append(contentsOf: w.bytes)
+            return
+        }
+        index.insert(high: guid.high, low: guid.low, value: guids.count)
+        if relative {
+            out.append(1)
+        } else {
+            var w = ByteWriter()
+            w.varint(UInt64(guids.count + 1))
+            out.append(contentsOf: w.bytes)
+        }
+        guids.append(guid)
     }
 
     /// The GUID spelled at `i` (36 bytes, lower-case hex, dashes at 8, 13, 18, 23), if any.
     @inline(__always)
-    private static func guid(at i: Int, in text: ArraySlice<UInt8>) -> Guid? {
-        guard text[i + 8] == 0x2D, text[i + 13] == 0x2D, text[i + 18] == 0x2D, text[i + 23] == 0x2D else { return nil }
+    private static func guid(at i: Int, in text: UnsafeBufferPointer<UInt8>) -> Guid? {
+        guard i + 36 <= text.count, text[i + 8] == 0x2D, text[i + 13] == 0x2D, text[i + 18] == 0x2D, text[i + 23] == 0x2D else {
+            return nil
+        }
         var high: UInt64 = 0
         var low: UInt64 = 0
         var digits = 0
@@ -120,7 +174,8 @@ struct GuidTable {
     /// run of literal bytes whole (found with `memchr`) and spells GUIDs into a stack buffer,
     /// rather than appending byte by byte.
     mutating func decode(_ coded: ArraySlice<UInt8>, into out: inout [UInt8], relative: Bool) throws {
-        out.reserveCapacity(out.count + coded.count * 2)
+        // A caller that knows the decoded size has reserved it; otherwise guess generously.
+        if out.capacity < out.count + coded.count { out.reserveCapacity(out.count + coded.count * 2) }
         try coded.withUnsafeBufferPointer { buf in
             guard let base = buf.baseAddress else { return }
             let end = buf.count

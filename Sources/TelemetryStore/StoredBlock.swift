@@ -54,15 +54,11 @@ struct StoredBlock {
         case GroupedSegment.marker:
             // An app with a group of its own has every record of the row there; any other
             // app can only be in the mixed group.
-            let all = try GroupedSegment.groups(keysBlob)
+            let layout = try GroupedSegment.layout(keysBlob)
+            let all = layout.groups
             let groups =
                 if let app { all.contains { $0.app == app } ? all.filter { $0.app == app } : all.filter { $0.app == nil } } else { all }
-            var decoded: [Segment.Keys] = []
-            for g in groups {
-                let part = try Segment.decodeKeys(Array(keysBlob[g.keys]))
-                guard part.keys.count == g.count else { throw StoreError.corruptBlock("segment group holds another count") }
-                decoded.append(part)
-            }
+            let decoded = try groups.map { try GroupedSegment.keys(of: $0, in: keysBlob, layout: layout) }
             parts = zip(groups, decoded).map { g, d in
                 Part(segment: d, payload: g.payload, sizes: (g.codedBytes, g.textBytes), count: g.count)
             }

@@ -31,7 +31,7 @@ import Testing
     @Test func everyRecordComesBackInIdOrderWithItsBytes() throws {
         let records = Self.records()
         let encoded = try GroupedSegment.encode(records)
-        let groups = try GroupedSegment.groups(encoded.keys)
+        let groups = try GroupedSegment.layout(encoded.keys).groups
         #expect(groups.compactMap(\.app).sorted() == ["com.big.a", "com.big.b", "com.big.c"])
         #expect(groups.filter { $0.app == nil }.count == 1, "the two small apps share the mixed group")
         #expect(groups.reduce(0) { $0 + $1.count } == records.count)
@@ -48,6 +48,33 @@ import Testing
         #expect(
             try StoredBlock.idSpan(keysBlob: encoded.keys, firstSeq: records[0].id, count: Int64(records.count))
                 == records[0].id...records[records.count - 1].id)
+    }
+
+    /// A device's GUID used by several apps is stored once for the row, and each group still
+    /// reads back its own records' text.
+    @Test func guidsSharedByGroupsAreStoredOnce() throws {
+        var random = SeededRandom(seed: 3)
+        let devices = (0..<40).map { _ in CompactionTests.guid(&random) }
+        var records: [Segment.Record] = []
+        for i in 0..<900 {
+            let app = ["com.a", "com.b", "com.c"][i % 3]
+            let session = CompactionTests.guid(&random)
+            let json = #"{"appId":"\#(app)","deviceId":"\#(devices[i % 40])","sessionId":"\#(session)"}"#
+            records.append(
+                Segment.Record(
+                    id: Int64(i + 1), receivedAt: 0,
+                    keys: RecordKeys(time: Int64(i), appId: app, deviceId: devices[i % 40], sessionId: session),
+                    json: Array(json.utf8)[...]))
+        }
+        let encoded = try GroupedSegment.encode(records)
+        let layout = try GroupedSegment.layout(encoded.keys)
+        #expect(layout.groups.count == 3)
+        #expect(layout.guidCount == 40 + 900, "every device once, every session once")
+        let block = try StoredBlock(keysBlob: encoded.keys, firstSeq: 1, receivedAt: 0, app: "com.c")
+        let lines = try block.lines(Data(encoded.payload))
+        let expected = records.filter { $0.keys.appId == "com.c" }
+        #expect(block.keys == expected.map(\.keys))
+        #expect(expected.indices.map { lines.line($0) } == expected.map { Array($0.json) })
     }
 
     @Test func aQueryForOneAppDecodesItsGroupAndTheMixedOne() throws {
@@ -73,9 +100,9 @@ import Testing
             r.keys.appId = "com.only"
             return r
         }
-        #expect(try GroupedSegment.groups(GroupedSegment.encode(single).keys).map(\.app) == ["com.only"])
+        #expect(try GroupedSegment.layout(GroupedSegment.encode(single).keys).groups.map(\.app) == ["com.only"])
         let few = Array(Self.records().prefix(50))
-        #expect(try GroupedSegment.groups(GroupedSegment.encode(few).keys).map(\.app) == [nil])
+        #expect(try GroupedSegment.layout(GroupedSegment.encode(few).keys).groups.map(\.app) == [nil])
     }
 
     @Test func manyAppsAreCappedAtTheGroupLimit() throws {
@@ -87,7 +114,7 @@ import Testing
                 Segment.Record(id: Int64(i + 1), receivedAt: 0, keys: RecordKeys(time: Int64(i), appId: app), json: Array(json.utf8)[...]))
         }
         let encoded = try GroupedSegment.encode(records)
-        let groups = try GroupedSegment.groups(encoded.keys)
+        let groups = try GroupedSegment.layout(encoded.keys).groups
         #expect(groups.count == GroupedSegment.maxGroups)
         #expect(groups.filter { $0.app == nil }.count == 1)
         let block = try StoredBlock(keysBlob: encoded.keys, firstSeq: 1, receivedAt: 0)

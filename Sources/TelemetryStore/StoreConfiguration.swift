@@ -2,7 +2,12 @@
 /// zlib to reach high ratios on repetitive telemetry, small enough to inflate quickly when
 /// a query needs a single record.
 public struct StoreConfiguration: Sendable, Hashable {
-    /// zlib level for stored batches (0-9).
+    /// zlib level of the group committer's batches (0-9): the form a record has for its first
+    /// seconds, until the compactor merges it into a segment (whose payload is deflated at
+    /// level 6 and key columns at 9, whatever this says). Level 1 by default because this
+    /// deflate runs on every request's path and its output lives only seconds: at level 6 it
+    /// was about a fifth of the daemon's CPU at full ingest (84k against 108k records/s
+    /// with level 1 on the same build, BENCHMARKS.md), for nothing stored long.
     public var zlibLevel: Int32
     /// A batch is cut at this many records ...
     public var maxBatchRecords: Int
@@ -19,7 +24,7 @@ public struct StoreConfiguration: Sendable, Hashable {
     public var compaction: CompactionPolicy
 
     public init(
-        zlibLevel: Int32 = 6, maxBatchRecords: Int = 8192, maxBatchBytes: Int = 4 << 20, minPreparedRecords: Int = 64,
+        zlibLevel: Int32 = 1, maxBatchRecords: Int = 8192, maxBatchBytes: Int = 4 << 20, minPreparedRecords: Int = 64,
         wedgedAfterSeconds: Double = 20, compaction: CompactionPolicy = .init()
     ) {
         self.zlibLevel = zlibLevel

@@ -42,6 +42,7 @@ public enum Daemon {
         let logLevel = LogLevelControl(Logger.Level(rawValue: configuration.logLevel) ?? .info)
         DaemonLogging.bootstrap(identifier: "mamtelemetryd", levelControl: logLevel)
         let logger = Logger(label: "mamtelemetryd")
+        HeapPolicy.configure()
         do {
             // The outside world, made once and passed to everything that reads it.
             let clock = SystemWallClock()

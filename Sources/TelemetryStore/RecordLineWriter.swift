@@ -57,6 +57,9 @@ public struct RecordLineWriter: Sendable {
         return bytes
     }
 
+    /// Empties the buffer, keeping its capacity.
+    public mutating func clear() { bytes.removeAll(keepingCapacity: true) }
+
     public var count: Int { bytes.count }
 
     @inline(__always) static func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 }

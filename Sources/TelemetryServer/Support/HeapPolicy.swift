@@ -1,16 +1,30 @@
 import CMalloc
 import ServiceLifecycle
 
-/// How the daemon hands freed memory back to the system. glibc's allocator keeps freed heap
-/// for reuse: after a burst of ingest (request bodies, inflated batches, prepared encodings,
-/// all freed once committed) about half of the daemon's anonymous memory was free heap still
-/// counted in its RSS (BENCHMARKS.md, "Memory": 92 MiB anonymous after load, 40 MiB after
-/// `malloc_trim`). An operator sizing `MemoryMax=` sees RSS, so the daemon returns what it
-/// does not use. glibc's thresholds are deliberately left adaptive: fixing them (`mallopt`
-/// with a 256 KiB mmap threshold) lowered the peak under load by ~20 MiB but cost queries
-/// ~20% (every large buffer a fresh mapping, faulted in page by page), measured in the same
-/// benchmark.
+/// How the daemon uses glibc's heap. Two things pull against each other: large buffers
+/// (inflated segments, request bodies, response chunks) should be reused from the heap
+/// rather than mapped and faulted in page by page each time, and memory freed after a burst
+/// should leave the RSS an operator sizes `MemoryMax=` by.
+///
+/// So large buffers come from the heap (mmap threshold 32 MiB) and the heap keeps up to
+/// 64 MiB free at its top (trim threshold) while the daemon works; `HeapTrimService` returns
+/// what is free every 10 s. Measured (BENCHMARKS.md): with glibc's adaptive thresholds a
+/// query page re-faulted every segment buffer (page faults were 15% of the daemon's CPU in a
+/// scan), and setting these cut the daemon's CPU per scan by about a sixth. Setting either
+/// threshold alone is worse than neither: glibc then stops adapting the other (a 128 KiB
+/// mmap threshold with a high trim threshold cost a third of the scan rate), and a low pair
+/// (256 KiB / 1 MiB, tried before) cost queries ~20%. The arena count stays glibc's:
+/// capping it at 2 cost ingest a fifth.
 enum HeapPolicy {
+    static let mmapThreshold: Int32 = 32 << 20
+    static let trimThreshold: Int32 = 64 << 20
+
+    /// Sets the thresholds; called once at start, before the services allocate.
+    static func configure() {
+        _ = mallopt(M_MMAP_THRESHOLD, mmapThreshold)
+        _ = mallopt(M_TRIM_THRESHOLD, trimThreshold)
+    }
+
     /// Returns free pages inside the heaps, which glibc's own top-of-heap trim cannot reach,
     /// to the system; a few milliseconds over all arenas.
     static func trim() {

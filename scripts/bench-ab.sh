@@ -5,7 +5,8 @@
 # with compaction held off; each build then compacts its copy in its own segment format
 # before it is read, so a change of format is measured too.
 #   scripts/bench-ab.sh A_BIN_DIR B_BIN_DIR [OUT_DIR]
-# Knobs: AB_SECONDS (ingest, default 25), AB_ROUNDS (2), AB_BUNDLE_RECORDS (100000).
+# Knobs: AB_SECONDS (ingest, default 25), AB_ROUNDS (2), AB_BUNDLE_RECORDS (100000),
+# AB_KEEP=1 keeps the data directories (printed at the end) for a closer look.
 # Prints one JSON object per measurement and a table; daemon CPU is read from /proc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,7 @@ mkdir -p "$OUT"
 DPID=""
 cleanup() {
   if [ -n "$DPID" ]; then kill "$DPID" 2>/dev/null || true; wait "$DPID" 2>/dev/null || true; fi
-  rm -rf "$TMP/seed" "$TMP/a" "$TMP/b" "$TMP/dump"
+  if [ "${AB_KEEP:-0}" = 1 ]; then echo "data kept in $TMP"; else rm -rf "$TMP/seed" "$TMP/a" "$TMP/b" "$TMP/dump"; fi
 }
 trap cleanup EXIT INT TERM
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A/B of two builds on the same data: the read side (query pages, JSON and NDJSON, and a
-# one-device bundle) of build A and build B, each on its own copy of one data directory,
+# A/B of two builds on the same data: the read side (query pages, JSON and NDJSON, a
+# one-device bundle, and stats over 720 hours from the rollups) of build A and build B, each on its own copy of one data directory,
 # alternated ROUNDS times so a noisy minute hits both. The data is written once, by build A
 # with compaction held off; each build then compacts its copy in its own segment format
 # before it is read, so a change of format is measured too.
@@ -50,6 +50,9 @@ start "$A" "$TMP/seed" MAMTELEMETRY_STORE_COMPACT_AFTER_SECONDS=31536000
 "$A/mamtelemetryctl" bench --dump "$TMP/dump" --dump-records 100000 >/dev/null
 "$A/mamtelemetryctl" bench --duration "$SECONDS_INGEST" --concurrency 16 --batch-size 500 --encoding gzip --json >"$OUT/seed.json"
 python3 Benchmarks/baselines.py bundle-seed "$URL" "$TMP/dump" bench-bundle-device "$BUNDLE_RECORDS" >/dev/null
+# History for the stats step: events spread over the 720 hours before this one.
+"$A/mamtelemetryctl" bench --duration "$((SECONDS_INGEST / 2))" --concurrency 16 --batch-size 500 --encoding gzip \
+  --logs-fraction 0 --spread-hours 720 --json >"$OUT/seed-history.json"
 stop
 
 for side in a b; do
@@ -74,10 +77,12 @@ for round in $(seq 1 "$ROUNDS"); do
     [ "$side" = b ] && bin=$B
     start "$bin" "$TMP/$side"
     sleep 1
-    for what in json ndjson bundle; do
+    for what in json ndjson bundle stats; do
       before=$(cpu_ticks "$DPID")
       if [ "$what" = bundle ]; then
         result=$(python3 Benchmarks/baselines.py bundle "$URL" bench-bundle-device -1d)
+      elif [ "$what" = stats ]; then
+        result=$(python3 Benchmarks/baselines.py stats "$URL" 720)
       else
         result=$(python3 Benchmarks/baselines.py scan "$URL" com.contoso.outlook -2h now "$what")
       fi
@@ -94,12 +99,20 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 print("| measurement | A | B | B / A |")
 print("|---|---|---|---|")
-for what, key in (("json", "matchedPerSecond"), ("ndjson", "matchedPerSecond"), ("bundle", "recordsPerSecond")):
-    for metric in (key, "daemonCpuSeconds", "firstByteMsMax"):
+def pick(r, metric):
+    if metric == "daemonCpuSeconds":
+        return r[metric]
+    if "." in metric:  # stats: enrollment.rollupsEventsPerSecond
+        outer, inner = metric.split(".")
+        return r["result"].get(outer, {}).get(inner)
+    return r["result"].get(metric)
+for what, key in (("json", "matchedPerSecond"), ("ndjson", "matchedPerSecond"), ("bundle", "recordsPerSecond"), ("stats", None)):
+    metrics = [key, "daemonCpuSeconds", "firstByteMsMax"] if key else [
+        "enrollment.rollupsEventsPerSecond", "launches.rollupsEventsPerSecond", "actions.rollupsEventsPerSecond"]
+    for metric in metrics:
         vals = {}
         for side in ("a", "b"):
-            got = [r["result"].get(metric) if metric != "daemonCpuSeconds" else r[metric]
-                   for r in rows if r["side"] == side and r["what"] == what]
+            got = [pick(r, metric) for r in rows if r["side"] == side and r["what"] == what]
             vals[side] = [v for v in got if v is not None]
         if not vals["a"] or not vals["b"]:
             continue

@@ -105,7 +105,7 @@ extension EnvironmentDatabase {
                 guard q.matches(keys[i]) else { continue }
                 if needsBytes {
                     if lines == nil {
-                        lines = try block.lines(row.dataNoCopy(named: "payload") ?? Data())
+                        lines = try row.withUnsafeData(named: "payload") { try block.lines($0 ?? Data()) }
                     }
                     let shown = try lines!.withLine(i) { raw -> Bool in
                         func offer(_ json: UnsafeBufferPointer<UInt8>) throws -> Bool {

@@ -141,6 +141,8 @@ public final class Compactor: Service, Sendable {
 
     public func run() async throws {
         while !Task.isShuttingDownGracefully {
+            // Rows kept for a query's next page that never came are let go on this beat too.
+            for env in TelemetryEnvironment.allCases { databases[env].resumeBlocks.expire() }
             do {
                 let r = try await compactOnce()
                 if r.segments > 0 {

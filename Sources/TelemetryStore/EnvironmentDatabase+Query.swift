@@ -7,10 +7,11 @@ extension EnvironmentDatabase {
     /// Reads one page into memory: every record copied out of its batch.
     func query(_ q: RecordQuery) async throws -> RecordPage {
         let env = self.env
+        let resume = resumeBlocks
         return try await pool.read { db in
             var found: [StoredRecord] = []
             var noCache: PageKeysCache?
-            let next = try Self.pass(q, env: env, db: db, readRecords: true, cache: &noCache) { found.append($0.stored) }
+            let next = try Self.pass(q, env: env, db: db, readRecords: true, cache: &noCache, resume: resume) { found.append($0.stored) }
             return RecordPage(records: found, nextAfter: next)
         }
     }
@@ -21,13 +22,14 @@ extension EnvironmentDatabase {
     /// filter needs the records' text, so with one the announcement is skipped.
     func scan(_ q: RecordQuery, announcePageEnd: Bool, _ visit: @Sendable (ScanEvent) -> Void) async throws -> Int64? {
         let env = self.env
+        let resume = resumeBlocks
         return try await pool.read { db in
             var cache: PageKeysCache?
             if announcePageEnd, q.contains == nil {
                 cache = PageKeysCache()
-                visit(.pageEnd(try Self.pass(q, env: env, db: db, readRecords: false, cache: &cache) { _ in }))
+                visit(.pageEnd(try Self.pass(q, env: env, db: db, readRecords: false, cache: &cache, resume: nil) { _ in }))
             }
-            return try Self.pass(q, env: env, db: db, readRecords: true, cache: &cache) { visit(.record($0)) }
+            return try Self.pass(q, env: env, db: db, readRecords: true, cache: &cache, resume: resume) { visit(.record($0)) }
         }
     }
 
@@ -38,11 +40,13 @@ extension EnvironmentDatabase {
     /// where the next page starts: the last record of this one when another match follows.
     /// With a `cache`, a pass that reads no records keeps the keys it decoded and one that
     /// reads them takes those keys instead of decoding again.
+    /// With `resume`, the row a page stops in is kept decoded for the page after it, and a
+    /// row kept by the page before is taken instead of decoded again.
     private static func pass(
         _ q: RecordQuery, env: TelemetryEnvironment, db: Database, readRecords: Bool, cache: inout PageKeysCache?,
-        visit: (ScannedRecord) throws -> Void
+        resume: ResumeBlocks?, visit: (ScannedRecord) throws -> Void
     ) throws -> Int64? {
-        var sql = "SELECT firstSeq, count, receivedAt, levelMask, bloom, keys, payload FROM batch WHERE kind = ?"
+        var sql = "SELECT id, firstSeq, count, receivedAt, storedBytes, levelMask, bloom, keys, payload FROM batch WHERE kind = ?"
         var args: [any DatabaseValueConvertible] = [q.kind == .event ? 0 : 1]
         if let since = q.since {
             sql += " AND maxTime >= ?"
@@ -88,15 +92,21 @@ extension EnvironmentDatabase {
             if !terms.allSatisfy({ bloom.mightContain($0) }) { continue }
             let firstSeq: Int64 = row["firstSeq"]
             let receivedAt: Int64 = row["receivedAt"]
+            let key = ResumeBlocks.Key(
+                row: row["id"], firstSeq: firstSeq, count: row["count"], storedBytes: row["storedBytes"], levelMask: row["levelMask"],
+                app: q.app)
             let block: StoredBlock
+            var lines: StoredBlock.Lines?
             if readRecords, let kept = cache?.take(firstSeq) {
                 block = kept
+            } else if readRecords, let resumed = resume?.take(key) {
+                block = resumed.block
+                lines = resumed.lines
             } else {
                 block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: firstSeq, receivedAt: receivedAt, app: q.app)
                 if !readRecords { cache?.keep(block, firstSeq: firstSeq) }
             }
             let keys = block.keys
-            var lines: StoredBlock.Lines?
             let indices: [Int] = q.order == .asc ? Array(keys.indices) : keys.indices.reversed()
             for i in indices {
                 let id = block.id(i)
@@ -122,7 +132,10 @@ extension EnvironmentDatabase {
                     }
                     guard shown else { continue }
                 }
-                if accepted == limit { return lastAccepted }
+                if accepted == limit {
+                    if let resume, let lines { resume.keep(key, block: block, lines: lines) }
+                    return lastAccepted
+                }
                 accepted += 1
                 lastAccepted = id
             }

@@ -12,6 +12,8 @@ final class EnvironmentDatabase: Sendable {
     let directory: URL
     let pool: DatabasePool
     let configuration: StoreConfiguration
+    /// Rows where query pages stopped, for the pages that continue from them.
+    let resumeBlocks = ResumeBlocks()
 
     init(
         env: TelemetryEnvironment, directory: URL, configuration: StoreConfiguration,

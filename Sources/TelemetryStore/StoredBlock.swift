@@ -158,6 +158,9 @@ struct StoredBlock {
             return try parts[Int(p.part)].withLine(Int(p.line), body)
         }
 
+        /// Bytes held (the inflated payloads).
+        var byteCount: Int { parts.reduce(0) { $0 + $1.payload.count } }
+
         /// A copy of record `i`'s bytes.
         func line(_ i: Int) -> [UInt8] { withLine(i) { Array($0) } }
     }

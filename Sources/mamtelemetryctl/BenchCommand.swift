@@ -56,9 +56,13 @@ struct BenchCommand: AsyncParsableCommand {
                 batchSize: batchSize)
             return
         }
-        let expected = Int((rate ?? 60_000) * duration * 1.1)
+        // Sized so a closed loop at up to 150,000 records/s never wraps (a wrapped pool re-sends
+        // eventIds, which the store answers as duplicates without storing: cheaper than new
+        // records, so a wrapped run would overstate ingest). Bodies are kept compressed, about
+        // 90 bytes a record with gzip.
+        let expected = Int((rate ?? 150_000) * duration * 1.1)
         let pool = try BenchPool.make(
-            records: poolRecords ?? min(max(expected, batchSize * concurrency * 2), 1_500_000), batchSize: batchSize,
+            records: poolRecords ?? min(max(expected, batchSize * concurrency * 2), 4_000_000), batchSize: batchSize,
             logsFraction: logsFraction, logsProtocol: logsProtocol, encoding: encoding, nonce: nonce, ppe: ppeFraction,
             disabled: disabledFraction, times: spreadHours.map(BenchTimes.hoursBeforeThisHour) ?? .lastTenMinutes, dataSet: data)
 

@@ -307,4 +307,33 @@ import Testing
             #expect(throws: StoreError.self) { try LatencySketch(decoding: bad) }
         }
     }
+
+    /// The dense accumulator the stats answers use gives the percentiles of the sketch with
+    /// the same buckets, whatever order values and sketches arrive in (below and above what
+    /// it already spans).
+    @Test func theAccumulatorAnswersAsTheMergedSketch() {
+        var random = SeededRandom(seed: 21)
+        var whole = LatencySketch()
+        var accumulator = LatencyAccumulator()
+        var other = LatencyAccumulator()
+        for round in 0..<200 {
+            var hour = LatencySketch()
+            for _ in 0..<Int(random.below(30)) {
+                let v = Double(random.below(100_000)) / Double(1 + random.below(100)) * (round % 7 == 0 ? -1 : 1)
+                hour.add(v)
+                whole.add(v)
+            }
+            if round % 3 == 0 {
+                let v = Double(random.below(5000))
+                whole.add(v)
+                if round % 2 == 0 { accumulator.add(v) } else { other.add(v) }
+            }
+            if round % 2 == 0 { accumulator.merge(hour) } else { other.merge(hour) }
+        }
+        accumulator.merge(other)
+        #expect(accumulator.total == whole.total)
+        let ps = [0.0, 0.01, 0.25, 0.5, 0.9, 0.95, 0.99, 1.0]
+        #expect(accumulator.percentiles(ps) == whole.percentiles(ps))
+        #expect(LatencyAccumulator().percentiles([0.5]) == [nil])
+    }
 }

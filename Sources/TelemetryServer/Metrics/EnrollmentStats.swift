@@ -26,13 +26,14 @@ struct EnrollmentSummary: Encodable {
 }
 
 /// Collects one group of calls (a bucket, an operation) from records and rollup rows alike;
-/// `summary()` finishes it. Durations go into a ``LatencySketch`` on both paths, so an answer
-/// is the same whichever mix of rollups and records it was computed from.
+/// `summary()` finishes it. Durations go into the buckets of a ``LatencySketch`` on both paths
+/// (a ``LatencyAccumulator``), so an answer is the same whichever mix of rollups and records
+/// it was computed from.
 struct EnrollmentAccumulator {
     var count = 0
     var succeeded = 0
     var failed = 0
-    var durations = LatencySketch()
+    var durations = LatencyAccumulator()
     var failures: [Int: Int] = [:]
 
     static let topFailureCount = 5
@@ -101,10 +102,20 @@ struct EnrollmentStats: Encodable {
 /// Builds `EnrollmentStats` from what the store visits: records and rollup rows.
 struct EnrollmentStatsBuilder {
     let parameters: StatsParameters
-    /// Bucket start → operation → calls. Inputs are added here only; the buckets', the
-    /// operations' and the window's totals are merged from these cells once, in `result()`,
-    /// so each record or rollup row (with its duration sketch) is added once, not four times.
-    var cells: [Int64: [String: EnrollmentAccumulator]] = [:]
+    /// One accumulator per (bucket start, operation). Inputs are added here only; the
+    /// buckets', the operations' and the window's totals are merged from these cells once, in
+    /// `result()`, so each record or rollup row (with its duration sketch) is added once, not
+    /// four times.
+    var cells: [EnrollmentAccumulator] = []
+    var cellIndex: [Cell: Int] = [:]
+    /// The cell of the previous input: rollup rows arrive in key order (hour, app, operation,
+    /// status code), so runs of rows share a cell and skip the dictionary.
+    var last: (cell: Cell, index: Int)?
+
+    struct Cell: Hashable {
+        var start: Int64
+        var operation: String
+    }
 
     mutating func add(_ input: EventStatsInput) {
         switch input {
@@ -117,15 +128,28 @@ struct EnrollmentStatsBuilder {
     }
 
     private mutating func add(at time: Int64, detail: String, _ add: (inout EnrollmentAccumulator) -> Void) {
-        let op = detail.isEmpty ? "unknown" : detail
-        add(&cells[parameters.bucketStart(time), default: [:]][op, default: .init()])
+        let cell = Cell(start: parameters.bucketStart(time), operation: detail.isEmpty ? "unknown" : detail)
+        let index: Int
+        if let last, last.cell.start == cell.start, last.cell.operation == cell.operation {
+            index = last.index
+        } else if let known = cellIndex[cell] {
+            index = known
+        } else {
+            index = cells.count
+            cells.append(EnrollmentAccumulator())
+            cellIndex[cell] = index
+        }
+        last = (cell, index)
+        add(&cells[index])
     }
 
     func result() -> EnrollmentStats {
         var total = EnrollmentAccumulator()
         var byOperation: [String: EnrollmentAccumulator] = [:]
-        let buckets = cells.keys.sorted().map { start in
-            let operations = cells[start]!
+        var perBucket: [Int64: [String: EnrollmentAccumulator]] = [:]
+        for (cell, index) in cellIndex { perBucket[cell.start, default: [:]][cell.operation] = cells[index] }
+        let buckets = perBucket.keys.sorted().map { start in
+            let operations = perBucket[start]!
             var bucketTotal = EnrollmentAccumulator()
             for (op, calls) in operations {
                 bucketTotal.merge(calls)

@@ -29,12 +29,12 @@ final class BundleRecordPass: @unchecked Sendable {
 
     private var s: State
     private let kind: RecordKind
-    private let capture: Set<String>
+    private let capture: RecordRedactor.CaptureSet
 
     init(kind: RecordKind, redactor: RecordRedactor, timeline: Timeline, summary: BundleSummary, member: MemberFile, capture: Set<String>) {
         s = State(redactor: redactor, timeline: timeline, summary: summary, member: member)
         self.kind = kind
-        self.capture = capture
+        self.capture = RecordRedactor.CaptureSet(capture)
     }
 
     func take(_ event: ScanEvent) {

@@ -12,6 +12,12 @@ struct BundleSummary {
         (AppFlags.Key.telemetryDisabled + AppFlags.Key.usePPE + AppFlags.Key.verboseLogging).map { $0.lowercased() }
             + ["sdkversion"])
 
+    /// The flags' member names as the redactor captures them (lower-cased), made once.
+    static let telemetryDisabledKeys = AppFlags.Key.telemetryDisabled.map { $0.lowercased() }
+    static let usePPEKeys = AppFlags.Key.usePPE.map { $0.lowercased() }
+    static let verboseKeys = AppFlags.Key.verboseLogging.map { $0.lowercased() }
+    static let truthy: Set<String> = ["yes", "true", "1"]
+
     var counts: [RecordKind: Int] = [:]
     var flagCounts: [String: Int] = ["telemetryDisabled": 0, "usePPE": 0, "verbose": 0]
     var apps: [String: Int] = [:]
@@ -33,11 +39,11 @@ struct BundleSummary {
         if !k.deviceId.isEmpty { Self.bump(&devices, k.deviceId, &truncated) }
         if let v = captured["sdkversion"] { Self.bump(&sdkVersions, v, &truncated) }
         func on(_ keys: [String]) -> Bool {
-            keys.contains { key in captured[key.lowercased()].map { ["yes", "true", "1"].contains($0.lowercased()) } ?? false }
+            keys.contains { key in captured[key].map { Self.truthy.contains($0.lowercased()) } ?? false }
         }
-        if on(AppFlags.Key.telemetryDisabled) { flagCounts["telemetryDisabled", default: 0] += 1 }
-        if on(AppFlags.Key.usePPE) { flagCounts["usePPE", default: 0] += 1 }
-        if on(AppFlags.Key.verboseLogging) || k.level == .verbose { flagCounts["verbose", default: 0] += 1 }
+        if on(Self.telemetryDisabledKeys) { flagCounts["telemetryDisabled", default: 0] += 1 }
+        if on(Self.usePPEKeys) { flagCounts["usePPE", default: 0] += 1 }
+        if on(Self.verboseKeys) || k.level == .verbose { flagCounts["verbose", default: 0] += 1 }
         if kind == .log { levels[(k.level ?? .info).name, default: 0] += 1 }
         if k.name == EventName.enrollmentCall {
             enrollmentCalls += 1

@@ -47,6 +47,37 @@ public struct RecordRedactor: Sendable {
         cache.value(for: kind + ":" + value.lowercased()) { pseudonymizer.pseudonym(value, kind: kind) }
     }
 
+    /// Member names whose scalar values a walk returns, matched ASCII case-insensitively
+    /// against the record's bytes: made once per bundle, not once per record, and a member
+    /// name becomes a `String` only when it is one of them.
+    public struct CaptureSet: Sendable {
+        let names: [(bytes: [UInt8], name: String)]
+        /// Bit n set when some name is n bytes long (names of 64 bytes or more never match).
+        let lengths: UInt64
+
+        /// `names` lower-cased.
+        public init(_ names: Set<String>) {
+            self.names = names.map { (Array($0.lowercased().utf8), $0.lowercased()) }
+            lengths = self.names.reduce(0) { $1.bytes.count < 64 ? $0 | 1 << UInt64($1.bytes.count) : $0 }
+        }
+
+        /// The lower-cased name `key` matches, if any.
+        @inline(__always)
+        func match(_ key: UnsafeBufferPointer<UInt8>) -> String? {
+            guard key.count < 64, lengths & (1 << UInt64(key.count)) != 0 else { return nil }
+            outer: for candidate in names where candidate.bytes.count == key.count {
+                for i in 0..<key.count {
+                    let c = key[i]
+                    if (c >= 65 && c <= 90 ? c + 32 : c) != candidate.bytes[i] { continue outer }
+                }
+                return candidate.name
+            }
+            return nil
+        }
+
+        static let none = CaptureSet([])
+    }
+
     /// Rewrites one stored JSON record; `verbose` is whether the record is a verbose-level
     /// log record (its text is withheld). `capture` names (lower-cased) members whose scalar
     /// values are returned, last occurrence wins. Works on a raw buffer pointer: this runs
@@ -55,10 +86,11 @@ public struct RecordRedactor: Sendable {
     public mutating func redact(json record: [UInt8], verbose: Bool, capture: Set<String> = []) -> (
         json: [UInt8], captured: [String: String]
     ) {
-        record.withUnsafeBufferPointer { redact(json: $0, verbose: verbose, capture: capture) }
+        let set = capture.isEmpty ? CaptureSet.none : CaptureSet(capture)
+        return record.withUnsafeBufferPointer { redact(json: $0, verbose: verbose, capture: set) }
     }
 
-    public mutating func redact(json record: UnsafeBufferPointer<UInt8>, verbose: Bool, capture: Set<String> = []) -> (
+    public mutating func redact(json record: UnsafeBufferPointer<UInt8>, verbose: Bool, capture: CaptureSet) -> (
         json: [UInt8], captured: [String: String]
     ) {
         var out: [UInt8] = []
@@ -71,7 +103,7 @@ public struct RecordRedactor: Sendable {
 
     /// The values `capture` names, read from a record shown as stored (a caller who may see
     /// everything): the same walk as `redact` without writing a copy of the record.
-    public mutating func captured(json record: UnsafeBufferPointer<UInt8>, capture: Set<String>) -> [String: String] {
+    public mutating func captured(json record: UnsafeBufferPointer<UInt8>, capture: CaptureSet) -> [String: String] {
         var none: [UInt8]? = nil
         return walk(record, verbose: false, capture: capture, into: &none)
     }
@@ -79,21 +111,22 @@ public struct RecordRedactor: Sendable {
     /// One linear pass over a record's tokens: member names give the context, string values
     /// are redacted (when enabled) and written to `out` with everything between them (when
     /// there is an `out`), and captured values are collected. A member name becomes a lower-
-    /// cased `String` only when a rule or the capture set can need it.
+    /// cased `String` only when a redaction rule needs it.
     private mutating func walk(
-        _ b: UnsafeBufferPointer<UInt8>, verbose: Bool, capture: Set<String>, into out: inout some BytesSink
+        _ b: UnsafeBufferPointer<UInt8>, verbose: Bool, capture: CaptureSet, into out: inout some BytesSink
     ) -> [String: String] {
         var captured: [String: String] = [:]
         var keyStart = 0
         var keyEnd = 0
         var lastKey: String?
+        /// The capture name the current member matches, decided once per member.
+        var capturing: String?
         func key() -> String {
             if let lastKey { return lastKey }
             let k = String(decoding: UnsafeBufferPointer(rebasing: b[keyStart..<keyEnd]), as: UTF8.self).lowercased()
             lastKey = k
             return k
         }
-        let captureLengths = Set(capture.map(\.utf8.count))
         var i = 0
         let n = b.count
         while i < n {
@@ -110,6 +143,7 @@ public struct RecordRedactor: Sendable {
                     keyStart = i + 1
                     keyEnd = end
                     lastKey = nil
+                    capturing = capture.match(UnsafeBufferPointer(rebasing: b[keyStart..<keyEnd]))
                     out.append(UnsafeBufferPointer(rebasing: b[i..<min(end + 1, n)]))
                 } else {
                     let content = UnsafeBufferPointer(rebasing: b[(i + 1)..<end])
@@ -118,8 +152,8 @@ public struct RecordRedactor: Sendable {
                     out.append(CollectionOfOne(0x22))
                     if let value { out.append(value) } else { out.append(content) }
                     out.append(CollectionOfOne(0x22))
-                    if captureLengths.contains(keyEnd - keyStart), capture.contains(key()) {
-                        captured[key()] =
+                    if let capturing {
+                        captured[capturing] =
                             value.map { JSONText.unescape(String(decoding: $0, as: UTF8.self)) }
                             ?? JSONText.unescape(String(decoding: content, as: UTF8.self))
                     }
@@ -129,9 +163,7 @@ public struct RecordRedactor: Sendable {
                 var j = i
                 while j < n, !Self.isDelimiter(b[j]) { j += 1 }
                 let literal = UnsafeBufferPointer(rebasing: b[i..<j])
-                if captureLengths.contains(keyEnd - keyStart), capture.contains(key()) {
-                    captured[key()] = String(decoding: literal, as: UTF8.self)
-                }
+                if let capturing { captured[capturing] = String(decoding: literal, as: UTF8.self) }
                 out.append(literal)
                 i = j
             } else {

@@ -7,8 +7,9 @@
                              POST export-format entries to systemd-journal-remote, records/s
   scan URL APP SINCE UNTIL [json|ndjson]
                              page GET /v1/events?since&until&app=&limit=10000, time, count, first byte
-                             (bodies read in full, not parsed: JSON pages are counted by their
-                             records' `{"id":` openings, checked against a parse of the first page)
+                             (bodies read in full, not parsed, and counted after the clock stops:
+                             NDJSON by lines, JSON by records' `{"id":` openings, checked against
+                             a parse of the first page)
   bundle-seed URL DIR DEVICE N
                              POST N records of the dumped dataset (80% events, 20% logs) as one device
   bundle URL DEVICE SINCE    GET /v1/bundles?device= (zip), time; records counted from its manifest
@@ -85,7 +86,8 @@ def cmd_scan(url, app, since, until, fmt="json"):
     params = {"since": since, "until": until, "app": app, "limit": "10000"}
     headers = auth_headers()
     headers["Accept"] = "application/x-ndjson" if fmt == "ndjson" else "application/json"
-    events = pages = 0
+    pages = 0
+    bodies = []
     server_time = 0.0
     first_byte = []
     t0 = time.monotonic()
@@ -96,35 +98,38 @@ def cmd_scan(url, app, since, until, fmt="json"):
         r = conn.getresponse()
         head = r.read(1)
         first_byte.append(time.monotonic() - s)
-        body = head + r.read()
+        # The first byte and the rest are kept apart rather than joined (a copy of every page).
+        rest = r.read()
         server_time += time.monotonic() - s
         if r.status != 200:
-            print(json.dumps({"error": r.status, "body": body[:300].decode(errors="replace")}))
+            print(json.dumps({"error": r.status, "body": (head + rest)[:300].decode(errors="replace")}))
             return
+        # Read like ClickHouse's rows in step (i): the bytes in full, not parsed, and counted
+        # after the clock stops (the page bodies are kept until then). NDJSON's cursor is its
+        # Next-Cursor header; a JSON page's is its last member, found from the end.
+        bodies.append((head, rest))
         if fmt == "ndjson":
-            events += body.count(b"\n")
             nxt = r.getheader("Next-Cursor")
         else:
-            # Read like ClickHouse's rows in step (i): the bytes in full, not parsed. Records
-            # are counted by the `{"id":` each one starts with, and the cursor taken from the
-            # page's last member; after the clock stops, the first page is parsed whole to
-            # check both.
-            n = body.count(b'{"id":')
-            tail = body[body.rfind(b'"nextCursor":'):]
+            tail = rest[rest.rfind(b'"nextCursor":'):]
             nxt = json.loads(tail[len(b'"nextCursor":'):].rstrip().rstrip(b"}"))
             if pages == 0:
-                first_page = (body, n, nxt)
-            events += n
+                first_page = (head + rest, nxt)
         pages += 1
         if not nxt:
             break
         params["cursor"] = nxt
     total = time.monotonic() - t0
-    if fmt != "ndjson":
-        # Outside the timed loop: the byte count and cursor of the first page against a parse.
-        body, n, nxt = first_page
+    if fmt == "ndjson":
+        events = sum(h.count(b"\n") + rest.count(b"\n") for h, rest in bodies)
+    else:
+        # JSON records are counted by the `{"id":` each one starts with (neither pattern can
+        # straddle the first byte); the first page's count and cursor are checked against a
+        # full parse of it.
+        events = sum(rest.count(b'{"id":') for _, rest in bodies)
+        body, nxt = first_page
         page = json.loads(body)
-        if len(page.get("events", [])) != n or page.get("nextCursor") != nxt:
+        if len(page.get("events", [])) != bodies[0][1].count(b'{"id":') or page.get("nextCursor") != nxt:
             sys.exit("scan: the page's byte count or cursor disagrees with its parse")
     print(json.dumps({"format": fmt, "matched": events, "pages": pages, "seconds": round(total, 3),
                       "httpSeconds": round(server_time, 3), "matchedPerSecond": round(events / total),

@@ -27,7 +27,7 @@ extension EnvironmentDatabase {
             var cache: PageKeysCache?
             if announcePageEnd, q.contains == nil {
                 cache = PageKeysCache()
-                visit(.pageEnd(try Self.pass(q, env: env, db: db, readRecords: false, cache: &cache, resume: nil) { _ in }))
+                visit(.pageEnd(try Self.pass(q, env: env, db: db, readRecords: false, cache: &cache, resume: resume) { _ in }))
             }
             return try Self.pass(q, env: env, db: db, readRecords: true, cache: &cache, resume: resume) { visit(.record($0)) }
         }
@@ -97,11 +97,12 @@ extension EnvironmentDatabase {
                 app: q.app)
             let block: StoredBlock
             var lines: StoredBlock.Lines?
-            if readRecords, let kept = cache?.take(firstSeq) {
-                block = kept
-            } else if readRecords, let resumed = resume?.take(key) {
+            if let resumed = resume?.take(key, keep: !readRecords) {
                 block = resumed.block
                 lines = resumed.lines
+                if readRecords { _ = cache?.take(firstSeq) }
+            } else if readRecords, let kept = cache?.take(firstSeq) {
+                block = kept
             } else {
                 block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: firstSeq, receivedAt: receivedAt, app: q.app)
                 if !readRecords { cache?.keep(block, firstSeq: firstSeq) }
@@ -133,7 +134,7 @@ extension EnvironmentDatabase {
                     guard shown else { continue }
                 }
                 if accepted == limit {
-                    if let resume, let lines { resume.keep(key, block: block, lines: lines) }
+                    if readRecords, let resume, let lines { resume.keep(key, block: block, lines: lines) }
                     return lastAccepted
                 }
                 accepted += 1

@@ -1,6 +1,7 @@
 import Compression
 import Foundation
 import GRDB
+import GRDBSQLite
 import TelemetryModel
 
 extension EnvironmentDatabase {
@@ -44,24 +45,31 @@ extension EnvironmentDatabase {
             filter += " AND appId = ?"
             arguments += [app]
         }
-        let counts = try Row.fetchCursor(
-            db, sql: "SELECT hour, appId, detail, hasStatusCode, statusCode, outcome, count FROM event_rollup WHERE \(filter)",
-            arguments: arguments)
-        while let row = try counts.next() {
+        // A 30-day window is tens of thousands of rows over a handful of apps and details:
+        // their strings are made once each (read as bytes from SQLite and compared with the
+        // ones already made), not once per row.
+        var texts = RollupTexts()
+        let counts = try db.makeStatement(
+            sql: "SELECT hour, appId, detail, hasStatusCode, statusCode, outcome, count FROM event_rollup WHERE \(filter)")
+        counts.arguments = arguments
+        let countRows = try Row.fetchCursor(counts)
+        while let row = try countRows.next() {
             visit(
                 .counts(
                     EventRollup(
-                        hour: row[0], name: scan.name, appId: row[1], detail: row[2],
+                        hour: row[0], name: scan.name, appId: texts.text(counts, 1), detail: texts.text(counts, 2),
                         statusCode: (row[3] as Bool) ? row[4] as Int : nil, succeeded: RollupOutcome.succeeded(row[5]),
                         count: row[6])))
         }
-        let latencies = try Row.fetchCursor(
-            db, sql: "SELECT hour, appId, detail, sketch FROM event_latency_rollup WHERE \(filter)", arguments: arguments)
-        while let row = try latencies.next() {
+        let latencies = try db.makeStatement(
+            sql: "SELECT hour, appId, detail, sketch FROM event_latency_rollup WHERE \(filter)")
+        latencies.arguments = arguments
+        let latencyRows = try Row.fetchCursor(latencies)
+        while let row = try latencyRows.next() {
             visit(
                 .durations(
                     EventLatencyRollup(
-                        hour: row[0], name: scan.name, appId: row[1], detail: row[2],
+                        hour: row[0], name: scan.name, appId: texts.text(latencies, 1), detail: texts.text(latencies, 2),
                         durations: try LatencySketch(decoding: [UInt8](row[3] as Data)))))
         }
     }
@@ -104,5 +112,27 @@ extension EnvironmentDatabase {
         try db.execute(sql: "DELETE FROM event_latency_rollup WHERE lastReceivedAt < ?", arguments: [cutoff])
         removed += db.changesCount
         return removed
+    }
+}
+
+/// The text columns of the rollup rows as `String`s made once per distinct value: the
+/// current row's bytes (straight from SQLite, no copy) are compared with the values already
+/// made, and only a new value becomes a `String`.
+private struct RollupTexts {
+    private var known: [(bytes: [UInt8], text: String)] = []
+
+    mutating func text(_ statement: Statement, _ column: Int32) -> String {
+        // Text first, then its length (what SQLite's documentation asks for).
+        guard let start = sqlite3_column_text(statement.sqliteStatement, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(statement.sqliteStatement, column))
+        guard count > 0 else { return "" }
+        for entry in known where entry.bytes.count == count {
+            if entry.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, start, count) == 0 }) { return entry.text }
+        }
+        let bytes = Array(UnsafeBufferPointer(start: start, count: count))
+        let text = String(decoding: bytes, as: UTF8.self)
+        // Apps and details number in the tens; a table that still grows is not worth searching.
+        if known.count < 64 { known.append((bytes, text)) }
+        return text
     }
 }

@@ -34,13 +34,15 @@ final class ResumeBlocks: Sendable {
 
     private let entries = Mutex<[Entry]>([])
 
-    /// The row kept under `key`, removed from the cache; nil when none (or too old).
-    func take(_ key: Key) -> (block: StoredBlock, lines: StoredBlock.Lines)? {
+    /// The row kept under `key`, removed from the cache unless `keep` (an NDJSON page's
+    /// first pass, which finds the page's cursor from the keys, looks before its second pass
+    /// takes); nil when none (or too old).
+    func take(_ key: Key, keep: Bool = false) -> (block: StoredBlock, lines: StoredBlock.Lines)? {
         let now = ContinuousClock.now
         return entries.withLock { list in
             list.removeAll { now - $0.keptAt > Self.maxAge }
             guard let at = list.firstIndex(where: { $0.key == key }) else { return nil }
-            let entry = list.remove(at: at)
+            let entry = keep ? list[at] : list.remove(at: at)
             return (entry.block, entry.lines)
         }
     }

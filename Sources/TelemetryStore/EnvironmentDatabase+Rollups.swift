@@ -6,29 +6,29 @@ import TelemetryModel
 
 extension EnvironmentDatabase {
     /// Visits the input of a stats computation from one read snapshot: the rollup rows of the
-    /// scan's whole hours, then the keys of every event in the rest of the window. Batches
-    /// lying wholly inside the rollup hours are skipped without being inflated.
+    /// scan's whole hours, then the keys of every event in the rest of the window. Only rows
+    /// whose times reach into that rest are read: a window of whole hours reads no records at
+    /// all (a segment that merely overlaps its last hour, because it also holds newer records,
+    /// used to have every key decoded to find none).
     func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws {
         try await pool.read { db in
-            var skipFrom = Int64.max
-            var skipUntil = Int64.min
+            // The parts of the window answered from records: before and after the rollup hours.
+            var parts: [ClosedRange<Int64>] = []
             if let hours = scan.rollupHours, !hours.isEmpty {
-                skipFrom = hours.lowerBound
-                skipUntil = hours.upperBound
                 try Self.visitRollups(scan, hours: hours, db: db, visit)
+                if scan.since < hours.lowerBound { parts.append(scan.since...(hours.lowerBound - 1)) }
+                if hours.upperBound <= scan.until { parts.append(hours.upperBound...scan.until) }
+            } else {
+                parts.append(scan.since...scan.until)
             }
+            guard !parts.isEmpty else { return }
+            let overlaps = parts.map { _ in "(maxTime >= ? AND minTime <= ?)" }.joined(separator: " OR ")
             let rows = try Row.fetchCursor(
-                db,
-                sql: """
-                    SELECT keys FROM batch
-                    WHERE kind = 0 AND maxTime >= ? AND minTime <= ? AND NOT (minTime >= ? AND maxTime < ?)
-                    ORDER BY firstSeq
-                    """,
-                arguments: [scan.since, scan.until, skipFrom, skipUntil])
+                db, sql: "SELECT keys FROM batch WHERE kind = 0 AND (\(overlaps)) ORDER BY firstSeq",
+                arguments: StatementArguments(parts.flatMap { [$0.lowerBound, $0.upperBound] }))
             while let row = try rows.next() {
-                let keys = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: 0, receivedAt: 0).keys
-                for k in keys where k.name == scan.name && k.time >= scan.since && k.time <= scan.until {
-                    if k.time >= skipFrom && k.time < skipUntil { continue }
+                let keys = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: 0, receivedAt: 0, app: scan.app).keys
+                for k in keys where k.name == scan.name && parts.contains(where: { $0.contains(k.time) }) {
                     if let app = scan.app, k.appId != app { continue }
                     visit(.record(k))
                 }

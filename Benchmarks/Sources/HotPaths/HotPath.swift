@@ -8,7 +8,8 @@ public enum HotPath: String, CaseIterable, Sendable {
     case decode
     /// MAM flag resolution: each record's flags against the app registry's (`PrivacyDecision`).
     case flags
-    /// zlib level 6 of the request's NDJSON (`Deflate`), as the store compresses a batch.
+    /// zlib level 6 of the request's NDJSON (`Deflate`): the reference the ingest figures are
+    /// compared with (the committer's own batches default to level 1 since 2026-11-25).
     case compress
     /// A durable append through `SQLiteRecordStore` (group commit, fsync) in a temporary directory.
     case commit

@@ -153,7 +153,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Tests/TestSupport"),
-        .testTarget(name: "TelemetryModelTests", dependencies: ["TelemetryModel"]),
+        .testTarget(name: "TelemetryModelTests", dependencies: ["TelemetryModel", "TestSupport"]),
         .testTarget(name: "CompressionTests", dependencies: ["Compression"]),
         .testTarget(
             name: "OTLPTests",

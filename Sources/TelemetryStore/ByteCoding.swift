@@ -67,3 +67,19 @@ struct ByteReader {
         return String(decoding: bytes[offset..<offset + n], as: UTF8.self)
     }
 }
+
+/// The code segments use for a sequence of entries drawn from a table that grows as they are
+/// met: 0 is "the next entry not met before" (most codes of a run of new values, which zlib
+/// squeezes to almost nothing) and n > 0 is entry n − 1. Column dictionaries and GUID maps
+/// both read it.
+enum NextOrIndexCode {
+    /// The entry `code` names; `next` is the next new entry's index, advanced when used.
+    @inline(__always)
+    static func entry(_ code: UInt64, next: inout Int) -> Int {
+        guard code > 0 else {
+            defer { next += 1 }
+            return next
+        }
+        return Int(clamping: code - 1)
+    }
+}

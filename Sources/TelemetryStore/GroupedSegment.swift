@@ -186,15 +186,7 @@ enum GroupedSegment {
         local.reserveCapacity(Int(count))
         var fresh = group.freshStart
         for _ in 0..<count {
-            let code = try r.varint()
-            let entry: Int
-            if code == 0 {
-                entry = fresh
-                fresh += 1
-            } else {
-                guard code - 1 < UInt64(layout.guidCount) else { throw StoreError.corruptBlock("GUID map entry past the table") }
-                entry = Int(code - 1)
-            }
+            let entry = NextOrIndexCode.entry(try r.varint(), next: &fresh)
             guard entry < layout.guidCount else { throw StoreError.corruptBlock("GUID map entry past the table") }
             local.append(GuidTable.Guid(stored: keysBlob, at: layout.guidTable.lowerBound + entry * 16))
         }

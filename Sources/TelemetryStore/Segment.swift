@@ -262,14 +262,7 @@ enum Segment {
             }
             var next = 0
             for i in 0..<count {
-                let code = try r.varint()
-                let index: Int
-                if code == 0 {
-                    index = next
-                    next += 1
-                } else {
-                    index = Int(clamping: code - 1)
-                }
+                let index = NextOrIndexCode.entry(try r.varint(), next: &next)
                 guard index < values.count else { throw StoreError.corruptBlock("dictionary code out of range") }
                 keys[i][keyPath: field] = values[index]
             }

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import TelemetryModel
@@ -94,7 +95,7 @@ import Testing
     /// The scanner checks non-ASCII strings itself: it must accept and refuse exactly what
     /// the standard library's UTF-8 validation does, on edge cases and on random bytes.
     @Test func utf8CheckAgreesWithTheStandardLibrary() {
-        var random = TestRandom(seed: 9)
+        var random = SeededRandom(seed: 9)
         var cases: [[UInt8]] = [
             [0xC2, 0x80], [0xC1, 0xBF], [0xE0, 0xA0, 0x80], [0xE0, 0x9F, 0xBF], [0xED, 0x9F, 0xBF], [0xED, 0xA0, 0x80],
             [0xF0, 0x90, 0x80, 0x80], [0xF0, 0x8F, 0xBF, 0xBF], [0xF4, 0x8F, 0xBF, 0xBF], [0xF4, 0x90, 0x80, 0x80],
@@ -110,18 +111,5 @@ import Testing
             let ours = bytes.withUnsafeBufferPointer { JSONRecordScanner.Cursor.isValidUTF8($0) }
             #expect(ours == (String(validating: bytes, as: UTF8.self) != nil), "\(bytes)")
         }
-    }
-}
-
-/// A small deterministic generator (splitmix64) for the UTF-8 cases.
-struct TestRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

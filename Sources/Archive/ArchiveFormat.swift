@@ -6,6 +6,9 @@ public enum ArchiveFormat: String, Sendable, Hashable, CaseIterable {
 
     public var fileExtension: String { rawValue }
     public var contentType: String { self == .zip ? "application/zip" : "application/gzip" }
+    /// Whether a member can be written before its size is known: zip puts sizes and CRC in a
+    /// data descriptor after the data; a tar header states the size before it.
+    public var streamsMembers: Bool { self == .zip }
 }
 
 /// Why an archive could not be written or did not verify.

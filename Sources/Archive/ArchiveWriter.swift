@@ -15,6 +15,7 @@ public final class ArchiveWriter {
     /// large bundle; level 1 is several times faster for a somewhat larger file.
     static let compressionLevel = 1
 
+    public let format: ArchiveFormat
     private let archive: OpaquePointer
     private let output = Output()
     private var closed = false
@@ -23,6 +24,7 @@ public final class ArchiveWriter {
     public init(format: ArchiveFormat, modificationTime ms: Int64) throws {
         guard let a = archive_write_new() else { throw ArchiveError.writing("archive_write_new failed") }
         archive = a
+        self.format = format
         modificationTime = ms / 1000
         switch format {
         case .zip:
@@ -65,11 +67,16 @@ public final class ArchiveWriter {
         return output.bytes
     }
 
-    public func beginEntry(name: String, size: Int64) throws {
+    /// Starts a member. A nil `size` (zip only) writes the sizes and CRC after the data, in a
+    /// data descriptor, so a member can be compressed while it is still being generated.
+    public func beginEntry(name: String, size: Int64?) throws {
+        guard size != nil || format.streamsMembers else {
+            throw ArchiveError.writing("\(format.rawValue) needs the size of \(name) before its data")
+        }
         guard let entry = archive_entry_new() else { throw ArchiveError.writing("archive_entry_new failed") }
         defer { archive_entry_free(entry) }
         archive_entry_set_pathname(entry, name)
-        archive_entry_set_size(entry, size)
+        if let size { archive_entry_set_size(entry, size) }
         archive_entry_set_filetype(entry, 0o100000)
         archive_entry_set_perm(entry, 0o644)
         archive_entry_set_mtime(entry, time_t(modificationTime), 0)

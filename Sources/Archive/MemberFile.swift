@@ -2,20 +2,27 @@ import Crypto
 import Foundation
 
 /// One archive member being generated: appended in pieces to a temporary file while its
-/// SHA-256 and size are computed, so the manifest can list them and the archive entry can
-/// carry its size up front.
+/// SHA-256 and size are computed, so the manifest can list them.
 ///
-/// Why a temporary file rather than zip's data-descriptor mode: tar headers must state the
-/// size before the data, and a bundle must work for both formats. Spooling one member at a
-/// time to `<data>/tmp/` keeps memory bounded (a 64 KiB write buffer) and disk use bounded
-/// by the largest member; the file is deleted as soon as it has been copied into the archive.
-public final class MemberFile {
+/// Why a temporary file even for zip, whose data descriptor would allow a member of unknown
+/// size: the store's scan cannot wait for a slow client or compressor while it visits a page,
+/// so what it produces must go somewhere other than memory; and a tar header states the size
+/// before the data. A zip member is compressed while its file grows (`StreamedMember`); a tar
+/// member is copied in once complete. Spooling one member at a time to `<data>/tmp/` keeps
+/// memory bounded (a 64 KiB write buffer) and disk use bounded by the largest member; the
+/// file is deleted as soon as it is in the archive.
+///
+/// Unchecked `Sendable` so a bundle's producing task can own it: one task writes it at a
+/// time, and the only thing another thread sees is the size passed to `onWrite`.
+public final class MemberFile: @unchecked Sendable {
     public let name: String
     public let url: URL
     private let handle: FileHandle
     private var buffer: [UInt8] = []
-    private var hasher = SHA256()
+    /// Nil once a follower hashes what it reads back instead (`follow`).
+    private var hasher: SHA256? = SHA256()
     public private(set) var size: Int64 = 0
+    private var onWrite: (@Sendable (Int64) -> Void)?
 
     public init(name: String, directory: URL) throws {
         self.name = name
@@ -37,23 +44,39 @@ public final class MemberFile {
 
     private func flush() throws {
         guard !buffer.isEmpty else { return }
-        hasher.update(data: buffer)
+        hasher?.update(data: buffer)
         size += Int64(buffer.count)
         try handle.write(contentsOf: buffer)
         buffer.removeAll(keepingCapacity: true)
+        onWrite?(size)
     }
 
-    /// Closes the file and returns its manifest line.
-    public func finish() throws -> ManifestFile {
+    /// Hands the file to a follower that reads it back while it grows and hashes what it
+    /// reads (`StreamedMember`, on its own thread): `written` is told the file's size after
+    /// each write, from the writing thread, and this file no longer hashes.
+    func follow(_ written: @escaping @Sendable (Int64) -> Void) {
+        onWrite = written
+        hasher = nil
+    }
+
+    /// Writes what is buffered and closes the file.
+    func close() throws {
         try flush()
         try handle.close()
-        return ManifestFile(name: name, size: size, sha256: hasher.finalize().map { String(format: "%02x", $0) }.joined())
+    }
+
+    /// Closes the file and returns its manifest line (not for a followed file: its follower
+    /// has the digest).
+    public func finish() throws -> ManifestFile {
+        try close()
+        guard let hasher else { throw ArchiveError.writing("\(name) is hashed by its follower") }
+        return ManifestFile(name: name, size: size, digest: hasher.finalize())
     }
 
     public func remove() { try? FileManager.default.removeItem(at: url) }
 
     public static func digest(_ bytes: [UInt8]) -> String {
-        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        ManifestFile.hex(SHA256.hash(data: bytes))
     }
 }
 
@@ -68,4 +91,10 @@ public struct ManifestFile: Sendable, Hashable, Codable {
         self.size = size
         self.sha256 = sha256
     }
+
+    init(name: String, size: Int64, digest: SHA256.Digest) {
+        self.init(name: name, size: size, sha256: Self.hex(digest))
+    }
+
+    static func hex(_ digest: SHA256.Digest) -> String { digest.map { String(format: "%02x", $0) }.joined() }
 }

@@ -34,8 +34,9 @@ public struct BundleReport: Sendable {
 }
 
 /// Builds a diagnostic bundle and streams it into a `BundleSink` as it is made:
-/// records are read page by page, redacted, spooled one member at a time, copied into a
-/// libarchive stream whose output is handed to the sink after every call. Data files come
+/// records are read page by page, redacted, spooled one member at a time and put into a
+/// libarchive stream (a zip member is compressed while it is spooled: `ArchiveMember`) whose
+/// output is handed to the sink as it comes. Data files come
 /// first (hashed as they are written) and `manifest.json` last, because it lists them.
 public struct BundleBuilder: Sendable {
     public let store: any RecordStore
@@ -101,28 +102,33 @@ public struct BundleBuilder: Sendable {
             let member = try MemberFile(name: name, directory: temporaryDirectory)
             defer { member.remove() }
             let before = redactor.counts
-            var query = RecordQuery(
+            let first = RecordQuery(
                 kind: kind, env: bundle.env, app: bundle.request.app, device: bundle.request.device,
                 session: bundle.request.session, identity: bundle.request.identity, incident: bundle.request.incident,
                 since: bundle.since, until: bundle.until, limit: pageSize, order: .asc)
             let pass = BundleRecordPass(
                 kind: kind, redactor: redactor, timeline: timeline, summary: summary, member: member, capture: capture)
-            // Each page is one read of the store; between pages other writers and checkpoints
-            // get their turn, so a large bundle never holds one snapshot open throughout.
-            while let next = try await store.scan(query, announcePageEnd: false, pass.take) {
-                try pass.flush()
-                query.after = next
-            }
-            try pass.flush()
+            let store = store
+            files.append(
+                try await ArchiveMember.write(member, into: archive, sink: &sink) {
+                    // Each page is one read of the store; between pages other writers and
+                    // checkpoints get their turn, so a large bundle never holds one snapshot open.
+                    var query = first
+                    while let next = try await store.scan(query, announcePageEnd: false, pass.take) {
+                        try pass.flush()
+                        try Task.checkCancellation()
+                        query.after = next
+                    }
+                    try pass.flush()
+                })
             (redactor, timeline, summary) = pass.finish()
             redactedIn[name] = redactor.counts.since(before)
-            files.append(try await copy(member, into: archive, sink: &sink))
         }
 
         let timelineFile = try MemberFile(name: "timeline.txt", directory: temporaryDirectory)
         defer { timelineFile.remove() }
         try timeline.render(header: header(bundle, redaction: redactor.enabled), into: timelineFile)
-        files.append(try await copy(timelineFile, into: archive, sink: &sink))
+        files.append(try await ArchiveMember.write(timelineFile, into: archive, sink: &sink))
 
         files.append(try await add("summary.json", bytes: try summary.json(), into: archive, sink: &sink))
         if let incident = bundle.incident {
@@ -142,7 +148,7 @@ public struct BundleBuilder: Sendable {
                 into: journal, scratch: temporaryDirectory, redactor: &redactor)
             if journalNote == nil {
                 redactedIn["journal.txt"] = redactor.counts.since(before)
-                files.append(try await copy(journal, into: archive, sink: &sink))
+                files.append(try await ArchiveMember.write(journal, into: archive, sink: &sink))
             } else {
                 _ = try journal.finish()
             }
@@ -155,29 +161,9 @@ public struct BundleBuilder: Sendable {
             timeline: timeline)
         _ = try await add("manifest.json", bytes: manifest, into: archive, sink: &sink)
         try archive.close()
-        try await drain(archive, into: &sink)
+        try await ArchiveMember.drain(archive, into: &sink)
         return BundleReport(
             counts: summary.counts, redaction: redactor.counts, files: files, journalIncluded: journalNote == nil)
-    }
-
-    private func drain<S: BundleSink>(_ archive: ArchiveWriter, into sink: inout S) async throws {
-        let out = archive.takeOutput()
-        if !out.isEmpty { try await sink.write(out) }
-    }
-
-    private func copy<S: BundleSink>(_ member: MemberFile, into archive: ArchiveWriter, sink: inout S) async throws -> ManifestFile {
-        let entry = try member.finish()
-        try archive.beginEntry(name: entry.name, size: entry.size)
-        let input = try FileHandle(forReadingFrom: member.url)
-        defer { try? input.close() }
-        while let chunk = try input.read(upToCount: 1 << 16), !chunk.isEmpty {
-            try chunk.withUnsafeBytes { try archive.writeData($0) }
-            try await drain(archive, into: &sink)
-        }
-        try archive.finishEntry()
-        try await drain(archive, into: &sink)
-        member.remove()
-        return entry
     }
 
     private func add<S: BundleSink>(_ name: String, bytes: [UInt8], into archive: ArchiveWriter, sink: inout S) async throws -> ManifestFile
@@ -185,7 +171,7 @@ public struct BundleBuilder: Sendable {
         try archive.beginEntry(name: name, size: Int64(bytes.count))
         try bytes.withUnsafeBytes { try archive.writeData($0) }
         try archive.finishEntry()
-        try await drain(archive, into: &sink)
+        try await ArchiveMember.drain(archive, into: &sink)
         return ManifestFile(name: name, size: Int64(bytes.count), sha256: MemberFile.digest(bytes))
     }
 

@@ -94,6 +94,10 @@ echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/load.txt"
 sleep 2
 IDLE_KIB=$(rss_kib "$DPID")
+# Again after the first idle interval (10 s), when the daemon has released its cold code
+# pages a second time (HeapTrimService); the figure above is 2 s after start.
+[ "$SMOKE" = 1 ] || sleep 11
+IDLE_SETTLED_KIB=$(rss_kib "$DPID")
 
 echo "== dataset ($DUMP records of each kind) for the baselines"
 "$CTL" bench --dump "$TMP/dataset" --dump-records "$DUMP"
@@ -174,7 +178,7 @@ python3 Benchmarks/baselines.py stats "$URL" "$STATS_HOURS" | tee "$OUT/h-stats.
 
 echo "== (e) RSS"
 LOAD_PEAK=$(python3 -c "import json;print(max(json.load(open('$OUT/a-closed.json')).get('daemonPeakRSSMiB',0), json.load(open('$OUT/b-open.json')).get('daemonPeakRSSMiB',0)))")
-echo "idle ${IDLE_KIB} KiB, peak under load ${LOAD_PEAK} MiB"
+echo "idle ${IDLE_KIB} KiB (2 s after start), ${IDLE_SETTLED_KIB} KiB (13 s), peak under load ${LOAD_PEAK} MiB"
 
 echo "== baseline: raw zlib level 6, one core, batches of $BATCH"
 python3 Benchmarks/baselines.py zlib "$TMP/dataset/events.ndjson" "$BATCH" | tee "$OUT/z-zlib.json"
@@ -207,9 +211,10 @@ BENCH_BIN=$BIN BENCH_SECONDS=$D BENCH_CONCURRENCY=$CONC BENCH_BATCH=$BATCH \
 
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/load.txt"
 
-python3 - "$OUT" "$IDLE_KIB" "$EVENTS_IN_WINDOW" "$SMOKE" <<'PY' | tee "$OUT/summary.txt"
+python3 - "$OUT" "$IDLE_KIB" "$EVENTS_IN_WINDOW" "$SMOKE" "$IDLE_SETTLED_KIB" <<'PY' | tee "$OUT/summary.txt"
 import json, os, sys
 out, idle_kib, window, smoke = sys.argv[1], int(sys.argv[2]), int(sys.argv[3] or 0), sys.argv[4] == "1"
+idle_settled_kib = int(sys.argv[5])
 L = lambda n: json.load(open(os.path.join(out, n)))
 a, b, c, z, f, p = L("a-closed.json"), L("b-open.json"), L("c-ratio.json"), L("z-zlib.json"), L("f-logs.json"), L("p-journal-remote.json")
 g = L("g-otlp.json")
@@ -244,7 +249,7 @@ print(row("bundle, one device", "%.0f records/s (%d records, %.2f s, %.1f MB zip
           ">= 200,000/s", bu.get("recordsPerSecond", 0) >= 200000,
           "%.2fx raw zlib-6 one core (%.0f rec/s)" % (bu.get("recordsPerSecond", 0) / z["recordsPerSecond"], z["recordsPerSecond"])))
 print(row("RSS under load (peak)", "%.1f MiB" % peak, "<= 100 MiB", peak <= 100))
-print(row("RSS idle", "%.1f MiB" % (idle_kib / 1024), "<= 30 MiB", idle_kib / 1024 <= 30))
+print(row("RSS idle", "%.1f MiB 2 s after start, %.1f MiB after an idle interval" % (idle_kib / 1024, idle_settled_kib / 1024), "<= 30 MiB", max(idle_kib, idle_settled_kib) / 1024 <= 30))
 print(row("logs ingest (identity)", "%.0f rec/s" % f["recordsPerSecond"], "-", True,
           "%.2fx systemd-journal-remote (%.0f rec/s)" % (f["recordsPerSecond"] / max(p["recordsPerSecond"], 1), p["recordsPerSecond"])))
 print(row("OTLP/HTTP logs ingest (protobuf, identity)", "%.0f rec/s (daemon CPU %.0f%%, %d accepted)" % (g["recordsPerSecond"], g.get("daemonCPUPercent", 0), g["accepted"]), "-", True,

@@ -89,6 +89,8 @@ public enum Daemon {
             hooks.onServerRunning = { channel in
                 // READY=1 only now: the store is open (components) and the port is bound.
                 _ = notifier.ready(status: "listening on \(channel.localAddress?.description ?? "?")")
+                // Start-up is over: what only it touched need not stay resident.
+                ColdPages.release()
                 logger.notice(
                     "mamtelemetryd started",
                     metadata: .messageID(

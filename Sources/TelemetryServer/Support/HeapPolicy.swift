@@ -1,6 +1,10 @@
 import CMalloc
 import ServiceLifecycle
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// How the daemon uses glibc's heap. Two things pull against each other: large buffers
 /// (inflated segments, request bodies, response chunks) should be reused from the heap
 /// rather than mapped and faulted in page by page each time, and memory freed after a burst
@@ -33,16 +37,32 @@ enum HeapPolicy {
 }
 
 /// Trims the heaps every `interval` while the daemon runs, so memory freed after a burst of
-/// load leaves the RSS within seconds instead of staying until the next burst reuses it.
+/// load leaves the RSS within seconds instead of staying until the next burst reuses it; and
+/// when the daemon was idle for the whole interval (under 1% of a core), releases its cold code
+/// pages (`ColdPages`), as it did once when it became ready. Under load the code stays resident.
 struct HeapTrimService: Service {
     var interval: Duration = .seconds(10)
+    /// CPU time per interval below which the daemon counts as idle.
+    var idleShare = 0.01
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown { [interval] in
+        try? await cancelWhenGracefulShutdown { [interval, idleShare] in
+            var before = Self.cpuSeconds()
             while !Task.isCancelled {
                 try await Task.sleep(for: interval)
                 HeapPolicy.trim()
+                let now = Self.cpuSeconds()
+                if now - before < idleShare * Double(interval.components.seconds) { ColdPages.release() }
+                before = now
             }
         }
+    }
+
+    /// User and system CPU time this process has used.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
+        let seconds = { (t: timeval) in Double(t.tv_sec) + Double(t.tv_usec) / 1_000_000 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }

@@ -1,8 +1,9 @@
 import Archive
-@testable import Bundles
 import Crypto
 import Foundation
 import Testing
+
+@testable import Bundles
 
 /// `ArchiveMember`: a member written while it is produced (zip, compressed beside the
 /// producer) or after (tar.gz, copied), and what happens when either end fails.

@@ -11,7 +11,8 @@ import Testing
 struct ColdPagesTests {
     /// The resident KiB of the mapping that starts at `start`, from `/proc/self/smaps`.
     static func residentKiB(at start: UInt) throws -> Int? {
-        let smaps = String(decoding: try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/smaps")).readToEnd() ?? Data(), as: UTF8.self)
+        let smaps = String(
+            decoding: try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/smaps")).readToEnd() ?? Data(), as: UTF8.self)
         var inside = false
         for line in smaps.split(separator: "\n") {
             if let m = ColdPages.Mapping(line), line.first?.isHexDigit == true {
@@ -49,7 +50,8 @@ struct ColdPagesTests {
         #expect(try Self.residentKiB(at: roStart) == size >> 10)
 
         // A maps file longer than a page, with the mapping on its last line: the whole file is read.
-        var maps = (0..<200).map { i in "7f00\(String(format: "%08x", i))000-7f00\(String(format: "%08x", i))fff rw-p 00000000 00:00 0 \n" }.joined()
+        var maps = (0..<200).map { i in "7f00\(String(format: "%08x", i))000-7f00\(String(format: "%08x", i))fff rw-p 00000000 00:00 0 \n" }
+            .joined()
         maps += String(format: "%lx-%lx rw-p 00000000 00:00 0 \n", heapStart, heapStart + UInt(size))
         maps += String(format: "%lx-%lx r--p 00000000 08:01 1234                       %@\n", roStart, roStart + UInt(size), path)
         let mapsPath = dir.appendingPathComponent("maps").path

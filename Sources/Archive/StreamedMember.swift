@@ -52,9 +52,14 @@ public final class StreamedMember: @unchecked Sendable {
             signal.broadcast()
             signal.unlock()
         }
-        let thread = Thread { [self] in compress() }
-        thread.name = "bundle-member"
-        thread.start()
+        let threadName = String("zip \(name)".prefix(15))
+        Thread { [self] in
+            // `top -H` shows which member is being compressed (the kernel keeps 15
+            // characters). Named from inside through /proc: Foundation does not name a Linux
+            // thread, and `pthread_setname_np` is not visible to Swift.
+            try? Data(threadName.utf8).write(to: URL(fileURLWithPath: "/proc/thread-self/comm"))
+            compress()
+        }.start()
     }
 
     /// The producer is done: the compressor reads the rest of the file and ends the entry.
@@ -70,6 +75,7 @@ public final class StreamedMember: @unchecked Sendable {
     public func took() { update { $0.outstanding -= 1 } }
 
     /// Stops the compressor (the client went away or the producer failed); `output` ends.
+    /// After the member is complete this changes nothing.
     public func abandon() { update { $0.abandoned = true } }
 
     /// After `output` ended: the member's manifest line (the size and SHA-256 of the bytes
@@ -77,7 +83,7 @@ public final class StreamedMember: @unchecked Sendable {
     public func finish() throws -> ManifestFile {
         try update { s in
             if let failure = s.failure { throw failure }
-            guard let digest = s.digest, !s.abandoned else {
+            guard let digest = s.digest else {
                 throw ArchiveError.writing("\(name) was abandoned before it was complete")
             }
             return ManifestFile(name: name, size: s.written, digest: digest)

@@ -39,6 +39,9 @@ enum ArchiveMember {
                 member.abandon()
                 throw error
             }
+            // The output ended. If that was this task's cancellation rather than the end of the
+            // member, the compressor may be waiting for a consumer that is gone: release it.
+            member.abandon()
             try await group.next()  // the producer's failure first: it is the cause
             return try member.finish()
         }

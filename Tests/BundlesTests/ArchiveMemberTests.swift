@@ -19,7 +19,8 @@ struct ArchiveMemberTests {
         mutating func write(_ chunk: [UInt8]) async throws {
             writes += 1
             if let failOnWrite, writes >= failOnWrite { throw ClientGone() }
-            if delay > .zero { try await Task.sleep(for: delay) }
+            // A write that completes even when the request is cancelled, as a socket write does.
+            if delay > .zero { try? await Task.sleep(for: delay) }
             bytes += chunk
         }
     }
@@ -109,6 +110,44 @@ struct ArchiveMemberTests {
         }
         #expect(produced.value < 999, "the producer was cancelled, not run to the end")
         #expect(!FileManager.default.fileExists(atPath: file.url.path))
+    }
+
+    /// Threads compressing a member named `cancelled.ndjson` (their names are `zip ` and the
+    /// member's, cut to 15 characters), alive in this process.
+    static func compressorThreads() -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.hasPrefix("zip cancelled.n") == true
+        }.count
+    }
+
+    @Test func cancelledRequestLeavesNoCompressorBehind() async throws {
+        let dir = try directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let pieces = Self.pieces()
+        // A slow client whose request is cancelled mid-member, and a producer that never looks
+        // at cancellation and runs to its end: the compressor, left with output nobody takes,
+        // must still stop.
+        let request = Task {
+            let archive = try ArchiveWriter(format: .zip, modificationTime: 0)
+            let file = try MemberFile(name: "cancelled.ndjson", directory: dir)
+            var sink = Collected(delay: .milliseconds(20))
+            return try await ArchiveMember.write(file, into: archive, sink: &sink) {
+                for _ in 0..<8 { for p in pieces { try file.append(p) } }
+            }
+        }
+        for _ in 0..<200 where Self.compressorThreads() == 0 { try await Task.sleep(for: .milliseconds(50)) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(Self.compressorThreads() == 1, "the member is being compressed when the request is cancelled")
+        request.cancel()
+        let outcome = await request.result
+        #expect(throws: (any Error).self) { try outcome.get() }
+        var left = Self.compressorThreads()
+        for _ in 0..<50 where left > 0 {
+            try await Task.sleep(for: .milliseconds(100))
+            left = Self.compressorThreads()
+        }
+        #expect(left == 0, "a compressor thread outlived its cancelled request")
     }
 
     @Test func producerFailureIsTheErrorReported() async throws {

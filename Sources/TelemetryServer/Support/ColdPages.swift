@@ -6,7 +6,7 @@ import Foundation
 
 /// Hands the kernel back the pages of the daemon's code and read-only data that it is not
 /// using: `madvise(MADV_PAGEOUT)` over every read-only, file-backed mapping (the executable and
-/// its shared libraries). An idle daemon's RSS was about 41 MiB of such pages against 5 MiB of
+/// its shared libraries). An idle daemon's RSS was about 40 MiB of such pages against 5 MiB of
 /// heap: what start-up (argument parsing, migrations, the Swift runtime's first conformance
 /// lookups) touched once, plus the neighbours the kernel maps around every code fault.
 ///

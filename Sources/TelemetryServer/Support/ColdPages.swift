@@ -12,8 +12,8 @@ import Foundation
 ///
 /// Only pages no other process maps are reclaimed (the kernel skips shared ones), and nothing
 /// is lost: a page needed again is read back from the file. That costs the first request after
-/// a release a few tens of milliseconds (measured: a 3 ms query took 25-30 ms once, with the
-/// page cache dropped too), which is why this runs only at start and after an idle interval
+/// a release a few tens of milliseconds (measured: a 3 ms query took 25 ms once, 31 ms with
+/// the page cache dropped too), which is why this runs only at start and after an idle interval
 /// (`HeapTrimService`), never under load.
 enum ColdPages {
     /// `MADV_PAGEOUT` (Linux 5.4); older kernels refuse it with EINVAL and nothing happens.

@@ -245,6 +245,13 @@ stop_dirs() {
   done
 }
 
+# Starts the server of shard directory $1 in the background and records its pid.
+launch_one() {
+  # setsid: the server must outlive this script and not get the caller's terminal signals.
+  (cd "$1" && exec setsid "$SERVER" --config-file="$1/config.xml" >>"$1/stdout.log" 2>&1 </dev/null) &
+  echo $! >"$1/clickhouse.pid"
+}
+
 # Starts the servers of shard directories "$@" from their config.xml and waits until each
 # answers SELECT 1 as itself; on failure prints the log tail, stops them and exits 1.
 launch_dirs() {
@@ -257,15 +264,25 @@ launch_dirs() {
   done
   check_ports_free "$@"
   for d in "$@"; do
-    # setsid: the server must outlive this script and not get the caller's terminal signals.
-    (cd "$d" && exec setsid "$SERVER" --config-file="$d/config.xml" >>"$d/stdout.log" 2>&1 </dev/null) &
-    echo $! >"$d/clickhouse.pid"
+    launch_one "$d"
   done
   for d in "$@"; do
     pid=$(cat "$d/clickhouse.pid")
     port=$(config_ports "$d" | head -n 1)
-    local deadline=$((SECONDS + TIMEOUT))
+    local deadline=$((SECONDS + TIMEOUT)) relaunched=0
     until [ "$(curl -fsS --max-time 2 "http://127.0.0.1:$port/?query=SELECT%201" 2>/dev/null)" = 1 ] && [ "$(whoami_at "$port")" = "$d" ]; do
+      if ! kill -0 "$pid" 2>/dev/null && [ "$relaunched" -lt 2 ] && [ ! -s "$d/log/clickhouse-server.err.log" ] &&
+        [ ! -s "$d/log/clickhouse-server.log" ] && [ ! -s "$d/stdout.log" ]; then
+        # 18.16 sometimes dies at once without a line of log or output (about once in a CI
+        # run here, right after another test's server was killed); started again it comes
+        # up. A server that logged why it stopped is not retried.
+        relaunched=$((relaunched + 1))
+        echo "clickhouse: $(basename "$d") (pid $pid) died during start-up without logging; starting it again ($relaunched)" >&2
+        sleep 0.5
+        launch_one "$d"
+        pid=$(cat "$d/clickhouse.pid")
+        continue
+      fi
       if ! kill -0 "$pid" 2>/dev/null; then
         echo "clickhouse: $(basename "$d") (pid $pid, http $port) exited during start-up" >&2
         log_tail "$d"

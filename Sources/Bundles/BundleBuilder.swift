@@ -36,8 +36,8 @@ public struct BundleReport: Sendable {
 /// Builds a diagnostic bundle and streams it into a `BundleSink` as it is made:
 /// records are read page by page, redacted, spooled one member at a time and put into a
 /// libarchive stream (a zip member is compressed while it is spooled: `ArchiveMember`) whose
-/// output is handed to the sink as it comes. Data files come
-/// first (hashed as they are written) and `manifest.json` last, because it lists them.
+/// output is handed to the sink as it comes. Data files come first (hashed as they are
+/// written) and `manifest.json` last, because it lists them.
 public struct BundleBuilder: Sendable {
     public let store: any RecordStore
     public let pseudonymizer: Pseudonymizer

@@ -23,9 +23,9 @@ enum ColdPages {
     @discardableResult
     static func release(mapsPath: String = "/proc/self/maps") -> Int {
         // Read to the end: a /proc file reports size 0, and a read sized by it stops at a page.
-        guard let handle = FileHandle(forReadingAtPath: mapsPath),
-            let data = try? handle.readToEnd(), (try? handle.close()) != nil
-        else { return 0 }
+        guard let handle = FileHandle(forReadingAtPath: mapsPath) else { return 0 }
+        defer { try? handle.close() }
+        guard let data = try? handle.readToEnd() else { return 0 }
         let maps = String(decoding: data, as: UTF8.self)
         var advised = 0
         for line in maps.split(separator: "\n") {

@@ -1,10 +1,6 @@
 import CMalloc
 import ServiceLifecycle
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// How the daemon uses glibc's heap. Two things pull against each other: large buffers
 /// (inflated segments, request bodies, response chunks) should be reused from the heap
 /// rather than mapped and faulted in page by page each time, and memory freed after a burst
@@ -47,22 +43,14 @@ struct HeapTrimService: Service {
 
     func run() async throws {
         try? await cancelWhenGracefulShutdown { [interval, idleShare] in
-            var before = Self.cpuSeconds()
+            var before = ProcessMetrics.cpuSeconds()
             while !Task.isCancelled {
                 try await Task.sleep(for: interval)
                 HeapPolicy.trim()
-                let now = Self.cpuSeconds()
-                if now - before < idleShare * Double(interval.components.seconds) { ColdPages.release() }
+                let now = ProcessMetrics.cpuSeconds()
+                if let before, let now, now - before < idleShare * Double(interval.components.seconds) { ColdPages.release() }
                 before = now
             }
         }
-    }
-
-    /// User and system CPU time this process has used.
-    static func cpuSeconds() -> Double {
-        var usage = rusage()
-        guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
-        let seconds = { (t: timeval) in Double(t.tv_sec) + Double(t.tv_usec) / 1_000_000 }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }

@@ -170,7 +170,9 @@ let package = Package(
                 "Systemd", .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
-        .testTarget(name: "PrivacyTests", dependencies: ["Privacy"]),
+        .testTarget(
+            name: "PrivacyTests",
+            dependencies: ["Privacy", "TelemetryModel", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(
             name: "ClickHouseStoreTests",
             dependencies: [

@@ -187,15 +187,16 @@ public struct BundleBuilder: Sendable {
             "window \(Timestamp.format(milliseconds: b.since)) .. \(Timestamp.format(milliseconds: b.until)) (device time, UTC)",
             redaction
                 ? "personal data redacted: UPNs/emails, object ids and tokens appear as stable pseudonyms (user-…, oid-…, token-…); verbose log text is withheld ([withheld: N chars, text-…])"
-                : "personal data NOT redacted (caller allowed to see PII)",
+                : "personal data NOT redacted (caller allowed to see PII); credentials appear as keyed masks (token-…)",
             "SDK rhythm: failed enrollments are retried every 24 h; enrolled apps check in for policy every 8 h.",
         ]
     }
 
     private func incidentJSON(_ i: Incident, redactor: inout RecordRedactor) throws -> [UInt8] {
         let object: [String: Any] = [
-            "id": i.id, "guid": i.guid, "env": i.env.rawValue, "appId": i.appId,
-            "deviceId": i.deviceId ?? NSNull(), "sessionId": i.sessionId ?? NSNull(),
+            "id": i.id, "guid": i.guid, "env": i.env.rawValue, "appId": redactor.scrub(text: i.appId),
+            "deviceId": i.deviceId.map { redactor.scrub(text: $0) } ?? NSNull(),
+            "sessionId": i.sessionId.map { redactor.scrub(text: $0) } ?? NSNull(),
             "identity": redactor.redactIdentity(i.identity) ?? NSNull(),
             "description": redactor.freeText(i.description) ?? NSNull(),
             "createdAt": Timestamp.format(milliseconds: i.createdAt), "records": i.recordCount,
@@ -230,7 +231,7 @@ public struct BundleBuilder: Sendable {
                 "piiAllowed": r.piiAllowed,
                 "method": redactor.enabled
                     ? "HMAC-SHA256 keyed pseudonyms, stable for this daemon's key; verbose log text and incident descriptions withheld (length and keyed digest)"
-                    : "none",
+                    : "credentials masked (keyed token-… marks); personal data shown (caller allowed to see PII)",
                 "valuesRedacted": ["upn": c.upn, "objectId": c.objectId, "token": c.token],
                 "textWithheld": c.textWithheld,
                 "verboseMessagesScrubbed": c.verboseMessagesScrubbed,

@@ -4,8 +4,9 @@ import TelemetryModel
 import TelemetryStore
 
 /// The per-record work of one bundle member, done while the store visits the records
-/// (`RecordStore.scan`): each record is redacted for the caller (or, for a caller who may see
-/// everything, only read for the values the timeline and summary need), rendered as an NDJSON
+/// (`RecordStore.scan`): each record is redacted for the caller (a `pii` caller's record
+/// holding nothing like a credential is only read for the values the timeline and summary
+/// need, and written as stored), rendered as an NDJSON
 /// line, and counted into the timeline and summary. Reading through the scan instead of
 /// collected pages means a record is never copied out of its batch first, and a page of the
 /// bundle is as large as a compacted segment, so no segment is decoded once per small page.
@@ -41,21 +42,20 @@ final class BundleRecordPass: @unchecked Sendable {
         guard case .record(let record) = event else { return }
         do {
             guard s.failure == nil else { return }
-            let captured: [String: String]
-            if s.redactor.enabled {
-                let redacted = s.redactor.redact(json: record.json, verbose: record.keys.level == .verbose, capture: capture)
-                captured = redacted.captured
-                redacted.json.withUnsafeBufferPointer {
+            let shown = s.redactor.redact(json: record.json, verbose: record.keys.level == .verbose, capture: capture)
+            if let json = shown.json {
+                json.withUnsafeBufferPointer {
                     s.lines.append(
                         id: record.id, receivedAt: record.receivedAt, env: record.env, statusCode: record.keys.statusCode, json: $0)
                 }
             } else {
-                captured = s.redactor.captured(json: record.json, capture: capture)
                 s.lines.append(record)
             }
             s.lines.append(raw: CollectionOfOne(0x0A))
-            s.timeline.add(record.keys, kind: kind, captured: captured)
-            s.summary.add(record.keys, kind: kind, captured: captured)
+            // The timeline and summary print the keys' client strings: shown as the record is.
+            let keys = s.redactor.shown(record.keys)
+            s.timeline.add(keys, kind: kind, captured: shown.captured)
+            s.summary.add(keys, kind: kind, captured: shown.captured)
             s.records += 1
             if s.lines.count >= 1 << 20 {
                 do { try s.member.append(s.lines.take()) } catch { s.failure = error }

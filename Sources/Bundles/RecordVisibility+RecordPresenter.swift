@@ -1,15 +1,11 @@
 import Privacy
+import TelemetryModel
 import TelemetryStore
 
 /// The store applies a caller's visibility to the records a query returns and matches
 /// `contains` against that form, so a text filter cannot find what the caller is not shown.
 extension RecordVisibility: RecordPresenter {
-    public func present(_ record: StoredRecord) -> StoredRecord {
-        guard !piiAllowed else { return record }
-        var shown = record
-        shown.json = present(json: record.json, verbose: record.keys.level == .verbose)
-        return shown
+    public func shownJSON(_ stored: UnsafeBufferPointer<UInt8>, keys: RecordKeys) -> [UInt8]? {
+        shownJSON(stored, verbose: keys.level == .verbose)
     }
-
-    public var showsStoredBytes: Bool { piiAllowed }
 }

@@ -26,7 +26,7 @@ struct ClickHouseRecordReader: Sendable {
         // duplicates; a `contains` filter rejects an unknown share, so it reads larger chunks.
         let chunk = q.contains == nil ? min(limit + 16, 20_000) : 5_000
         let needle = q.contains.map { Array($0.lowercased().utf8) }
-        let presenter = q.presenter.flatMap { $0.showsStoredBytes ? nil : $0 }
+        let presenter = q.presenter
         var accepted: [StoredRecord] = []
         var previousID: Int64?
         var after = q.after

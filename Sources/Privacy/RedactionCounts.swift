@@ -19,6 +19,30 @@ public struct RedactionCounts: Sendable, Hashable, Codable {
 
     public var total: Int { upn + objectId + token + textWithheld }
 
+    /// Counts the pseudonyms and masks `text` holds (`user-…`, `oid-…`, `token-…` and 24 hex
+    /// digits), for text that may have been redacted before it was read.
+    mutating func countMarkers(in text: String) {
+        let b = Array(text.utf8)
+        var i = 0
+        while i < b.count {
+            var matched = false
+            for (prefix, kind) in [("user-", 0), ("oid-", 1), ("token-", 2)] where b.count - i >= prefix.utf8.count + 24 {
+                guard b[i..<(i + prefix.utf8.count)].elementsEqual(prefix.utf8) else { continue }
+                let hex = b[(i + prefix.utf8.count)..<(i + prefix.utf8.count + 24)]
+                guard hex.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else { continue }
+                switch kind {
+                case 0: upn += 1
+                case 1: objectId += 1
+                default: token += 1
+                }
+                i += prefix.utf8.count + 24
+                matched = true
+                break
+            }
+            if !matched { i += 1 }
+        }
+    }
+
     /// What was done between two snapshots, for per-file counts.
     public func since(_ earlier: RedactionCounts) -> RedactionCounts {
         var d = RedactionCounts()

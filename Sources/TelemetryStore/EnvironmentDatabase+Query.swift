@@ -75,8 +75,7 @@ extension EnvironmentDatabase {
         sql += q.order == .asc ? " ORDER BY firstSeq ASC" : " ORDER BY firstSeq DESC"
         let terms = q.requiredTerms
         let needle = q.contains.map { Array($0.lowercased().utf8) }
-        // The caller is shown the stored bytes: no per-record presenting, no copy.
-        let presenter = q.presenter.flatMap { $0.showsStoredBytes ? nil : $0 }
+        let presenter = q.presenter
         let needsBytes = readRecords || needle != nil
         var levelMaskNeeded = 0
         if let minLevel = q.minLevel {
@@ -127,9 +126,9 @@ extension EnvironmentDatabase {
                             }
                             return true
                         }
-                        guard let presenter else { return try offer(raw) }
-                        let stored = StoredRecord(id: id, receivedAt: block.receivedAt(i), env: env, keys: keys[i], json: Array(raw))
-                        return try presenter.present(stored).json.withUnsafeBufferPointer(offer)
+                        // A record the caller is shown as stored is offered without a copy.
+                        guard let shown = presenter?.shownJSON(raw, keys: keys[i]) else { return try offer(raw) }
+                        return try shown.withUnsafeBufferPointer(offer)
                     }
                     guard shown else { continue }
                 }

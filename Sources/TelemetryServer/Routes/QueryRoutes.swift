@@ -46,6 +46,9 @@ struct QueryRoutes: Sendable {
         } while page.nextAfter != nil
         let visibility = RecordVisibility(principal: context.principal, pseudonymizer: pseudonymizer)
         var view = IncidentView(incident: incident, levels: levels)
+        view.appId = visibility.text(view.appId)
+        view.deviceId = view.deviceId.map(visibility.text)
+        view.sessionId = view.sessionId.map(visibility.text)
         view.identity = visibility.identity(view.identity)
         view.description = visibility.freeText(view.description)
         return try .json(view)

@@ -1,12 +1,14 @@
 import TelemetryModel
 
-/// What the mirror writes as the `MESSAGE` of a verbose-level record. Verbose text may hold
-/// personal data, and the journal is outside the daemon's redaction and retention (anyone in
-/// group `systemd-journal` or `adm` reads it), so by default it is withheld — its length and
-/// keyed digest, as a query without the `pii` scope shows it — and `raw` is an opt-in.
-public enum JournalVerboseMessages: String, Sendable, Hashable, CaseIterable {
+/// Whether the mirror may write personal data into the journal. The journal is outside the
+/// daemon's redaction and retention, and anyone in group `systemd-journal` or `adm` reads it,
+/// so by default (`redact`) every field of a mirrored record carries what a caller without
+/// the `pii` scope may see: identities only as `MAM_IDENTITY_HASH`, e-mail addresses as
+/// pseudonyms, verbose text withheld. `include` is the operator's explicit opt-in to
+/// messages and fields as sent. Credentials are masked either way.
+public enum JournalPersonalData: String, Sendable, Hashable, CaseIterable {
     case redact
-    case raw
+    case include
 }
 
 /// What the operator decides about mirroring diagnostic log records into the journal.
@@ -19,8 +21,8 @@ public struct JournalMirrorConfiguration: Sendable, Hashable {
     public var enabled: Bool
     /// Records below this level are not mirrored.
     public var minimumLevel: LogLevel
-    /// Whether verbose records' text is mirrored as sent or withheld.
-    public var verboseMessages: JournalVerboseMessages
+    /// Whether personal data is redacted in mirrored entries (the default) or included.
+    public var personalData: JournalPersonalData
     /// Entries waiting for journald, at most; past it, new entries are dropped (and
     /// counted) so a stalled journald costs bounded memory instead of blocking ingest.
     public var queueCapacity: Int
@@ -32,16 +34,16 @@ public struct JournalMirrorConfiguration: Sendable, Hashable {
     /// nothing and is never retried in a tight loop.
     public var unavailableRetryInterval: Duration
 
-    /// The defaults: enabled, every level, verbose text withheld, 100,000 queued entries,
+    /// The defaults: enabled, every level, personal data redacted, 100,000 queued entries,
     /// 5 s shutdown flush, one retry a second while journald is away.
     public init(
-        enabled: Bool = true, minimumLevel: LogLevel = .verbose, verboseMessages: JournalVerboseMessages = .redact,
+        enabled: Bool = true, minimumLevel: LogLevel = .verbose, personalData: JournalPersonalData = .redact,
         queueCapacity: Int = 100_000, shutdownFlushTimeout: Duration = .seconds(5),
         unavailableRetryInterval: Duration = .seconds(1)
     ) {
         self.enabled = enabled
         self.minimumLevel = minimumLevel
-        self.verboseMessages = verboseMessages
+        self.personalData = personalData
         self.queueCapacity = max(1, queueCapacity)
         self.shutdownFlushTimeout = shutdownFlushTimeout
         self.unavailableRetryInterval = unavailableRetryInterval

@@ -172,7 +172,7 @@ public func buildRouter(
     ).register(on: api)
     MetricsRoutes(registry: c.metrics.registry, store: c.store, metricsOpen: { !settings.current.metricsRequireToken })
         .register(on: api)
-    StatsRoutes(store: c.store, drops: c.drops, clock: c.clock).register(on: api)
+    StatsRoutes(store: c.store, drops: c.drops, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
     ConsoleRoutes(catalog: ConsoleAssetCatalog()).register(on: api)
     PseudonymRoutes(pseudonymizer: c.pseudonymizer).register(on: api)
     return router

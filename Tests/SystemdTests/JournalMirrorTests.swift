@@ -253,12 +253,13 @@ struct JournalMirrorTests {
                     record(.verbose, identity: "v@contoso.com"), record(.warning, identity: "w@contoso.com"),
                     record(.info, identity: ""),
                 ],
-                env: .ppe,
-                identityHash: { identity in
-                    hashed.withLock { $0.append(identity) }
-                    return "h:\(identity.count)"
-                },
-                withhold: { "withheld(\($0))" })
+                env: .ppe
+            ) { record, _ in
+                let identity = record.keys.identity
+                if !identity.isEmpty { hashed.withLock { $0.append(identity) } }
+                return MirroredRecord(
+                    keys: record.keys, message: record.message ?? "", identityHash: identity.isEmpty ? nil : "h:\(identity.count)")
+            }
             #expect(await eventually { sink.entries.count == 2 })
         }
         #expect(sink.entries.map { $0.value(of: "MESSAGE") } == ["warning message", "info message"])
@@ -269,28 +270,37 @@ struct JournalMirrorTests {
     }
 
     @Test(
-        "verbose text is withheld by default and mirrored as sent only when configured raw",
-        arguments: [nil, JournalVerboseMessages.redact, .raw])
-    func verboseMessages(mode: JournalVerboseMessages?) async throws {
+        "entries carry what the caller shows of each record under the configured personal-data mode, never the raw identity",
+        arguments: [nil, JournalPersonalData.redact, .include])
+    func personalData(mode: JournalPersonalData?) async throws {
         let sink = RecordingSink()
         var configuration = JournalMirrorConfiguration()
-        if let mode { configuration.verboseMessages = mode }
+        if let mode { configuration.personalData = mode }
         let mirror = JournalMirror(
             configuration: configuration, sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(),
             clock: SystemWallClock(),
             initiallyReachable: true)
         let records = [LogLevel.verbose, .info, .error].map { level in
             DecodedRecord(
-                json: [], keys: RecordKeys(time: 0, appId: "a", level: level), flags: AppFlags(), eventId: nil,
-                message: "\(level.name) text for jane@contoso.com")
+                json: [], keys: RecordKeys(time: 0, appId: "a", deviceId: "jane@contoso.com", identity: "jane@contoso.com", level: level),
+                flags: AppFlags(), eventId: nil, message: "\(level.name) text for jane@contoso.com")
         }
         try await Self.withRunningMirror(mirror) { _ in
-            mirror.submit(records, env: .prod, identityHash: { $0 }, withhold: { "[withheld: \($0.count) chars]" })
+            mirror.submit(records, env: .prod) { record, personalData in
+                var keys = record.keys
+                keys.deviceId = "shown-device"
+                keys.level = nil
+                return MirroredRecord(keys: keys, message: "\(personalData.rawValue): \(record.message ?? "")", identityHash: "user-1")
+            }
             #expect(await eventually { sink.entries.count == 3 })
         }
-        let verbose = mode == .raw ? "verbose text for jane@contoso.com" : "[withheld: 33 chars]"
+        let expected = (mode ?? .redact).rawValue
+        #expect(sink.entries.map { $0.value(of: "MESSAGE") } == records.map { "\(expected): \($0.message ?? "")" })
         #expect(
-            sink.entries.map { $0.value(of: "MESSAGE") } == [verbose, "info text for jane@contoso.com", "error text for jane@contoso.com"])
+            sink.entries.allSatisfy { $0.value(of: "MAM_DEVICE_ID") == "shown-device" && $0.value(of: "MAM_IDENTITY_HASH") == "user-1" })
+        #expect(sink.entries.map { $0.value(of: "MAM_LEVEL") } == ["verbose", "info", "error"], "the level is the record's own")
+        let fields = sink.entries.flatMap(\.fields).filter { $0.name != "MESSAGE" }
+        #expect(!fields.contains { String(decoding: $0.value, as: UTF8.self).contains("jane@contoso.com") })
     }
 
     @Test("the status summary names the error when the journal is away")

@@ -65,7 +65,9 @@ struct ConfigurationKey: Sendable {
             .init("auth.metricsRequireToken", .applied) { "\($0.auth.metricsRequireToken)" },
             .init("journal.mirror", .applied) { "\($0.journalMirror)" },
             .init("journal.minLevel", .applied) { $0.journalMinLevel.name },
-            .init("journal.verboseMessages", .applied) { $0.journalVerboseMessages.rawValue },
+            .init("journal.personalData", .applied) { $0.journalPersonalData.rawValue },
+            // The earlier spelling of the same choice (`raw` is `include`), still read.
+            .init("journal.verboseMessages", .applied) { $0.journalPersonalData == .include ? "raw" : "redact" },
             .init("killSwitch.seconds", .applied) { "\($0.killSwitchSeconds)" },
             .init("apps.telemetryDisabled", .applied) { $0.appsTelemetryDisabled.sorted().joined(separator: ",") },
             .init("apps.usePPE", .applied) { $0.appsUsePPE.sorted().joined(separator: ",") },

@@ -108,11 +108,17 @@ public enum ConfigurationLoader {
             }
             c.journalMinLevel = l
         }
-        if let mode = config.string(forKey: "journal.verboseMessages") {
-            guard let m = JournalVerboseMessages(rawValue: mode) else {
+        if let mode = config.string(forKey: "journal.personalData") {
+            guard let m = JournalPersonalData(rawValue: mode) else {
+                throw ConfigurationError.invalid(key: "journal.personalData", value: mode, expected: "redact or include")
+            }
+            c.journalPersonalData = m
+        } else if let mode = config.string(forKey: "journal.verboseMessages") {
+            // The earlier key: `raw` opted in to verbose text as sent, now to personal data as sent.
+            guard mode == "redact" || mode == "raw" else {
                 throw ConfigurationError.invalid(key: "journal.verboseMessages", value: mode, expected: "redact or raw")
             }
-            c.journalVerboseMessages = m
+            c.journalPersonalData = mode == "raw" ? .include : .redact
         }
         c.killSwitchSeconds = try bounded(config, "killSwitch.seconds", c.killSwitchSeconds, 0...(30 * 86_400))
         c.appsTelemetryDisabled = config.stringArray(forKey: "apps.telemetryDisabled", default: [])

@@ -39,8 +39,9 @@ public struct ServerConfiguration: Sendable {
     public var journalMirror = true
     /// Lowest level mirrored (verbose mirrors everything).
     public var journalMinLevel: LogLevel = .verbose
-    /// Verbose records' text in the journal: withheld (`redact`) or as sent (`raw`).
-    public var journalVerboseMessages: JournalVerboseMessages = .redact
+    /// Personal data in mirrored journal entries: redacted as for a caller without `pii`
+    /// (`redact`), or as sent (`include`, the operator's opt-in); credentials masked either way.
+    public var journalPersonalData: JournalPersonalData = .redact
 
     /// How long a client told to stop sending for an opted-out app should stay quiet.
     public var killSwitchSeconds: Int = 86_400

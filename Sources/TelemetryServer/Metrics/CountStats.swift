@@ -44,12 +44,24 @@ struct CountStatsBuilder {
         buckets[parameters.bucketStart(time), default: [:]][key, default: 0] += count
     }
 
-    func result() -> CountStats {
-        CountStats(
-            window: parameters.window, event: event, groupedBy: groupedBy, total: total, counts: counts,
+    /// The answer, each group key as the caller is shown it (`shown`; keys that are shown
+    /// alike, say two spellings of one address, are counted together).
+    func result(shownAs shown: (String) -> String = { $0 }) -> CountStats {
+        var names: [String: String] = [:]
+        func regroup(_ c: [String: Int]) -> [String: Int] {
+            var out: [String: Int] = [:]
+            for (key, n) in c {
+                let name = names[key] ?? shown(key)
+                names[key] = name
+                out[name, default: 0] += n
+            }
+            return out
+        }
+        return CountStats(
+            window: parameters.window, event: event, groupedBy: groupedBy, total: total, counts: regroup(counts),
             buckets: buckets.keys.sorted().map { start in
                 let c = buckets[start]!
-                return .init(start: Timestamp.format(milliseconds: start), total: c.values.reduce(0, +), counts: c)
+                return .init(start: Timestamp.format(milliseconds: start), total: c.values.reduce(0, +), counts: regroup(c))
             })
     }
 }

@@ -3,16 +3,15 @@ import TelemetryModel
 
 /// Fleet metrics recorded for every event the store kept: launches by management
 /// type, enrollment calls by operation and status code (with the code's SDK name), enrollment
-/// latency, Intune actions. Never labelled with device ids, identities or app ids; client
-/// strings go through a `LabelCap` so series stay bounded.
+/// latency, Intune actions. Never labelled with device ids, identities or app ids; the
+/// client strings management type, operation and action are labels only when they are in
+/// the SDK's vocabulary (`LabelVocabulary`), `other` otherwise.
 struct DomainMetrics: Sendable {
     let factory: any MetricsFactory
 
-    let managementTypes = LabelCap(preset: ["MDM", "MAM-WE", "Unmanaged"])
-    let operations = LabelCap(preset: ["enroll", "policyCheckIn", "unenroll"])
-    let actions = LabelCap(preset: [
-        "SelectiveWipe", "IdentitySwitch", "AppRestart", "SaveAsBlocked", "OpenFromBlocked", "PinPrompt", "ConditionalLaunch",
-    ])
+    let managementTypes = LabelVocabulary.managementTypes
+    let operations = LabelVocabulary.operations
+    let actions = LabelVocabulary.actions
 
     /// One labelled series; counts are summed per batch so a batch of thousands of events
     /// touches the registry once per series, not once per event.
@@ -70,7 +69,7 @@ struct DomainMetrics: Sendable {
     /// Documented codes keep their number and name; any other code is `other` (bounded).
     static func statusLabels(_ code: Int?) -> (code: String, name: String) {
         guard let code else { return ("none", "none") }
-        guard let name = EnrollmentStatus.name(of: code) else { return (LabelCap.overflow, "unknown") }
+        guard let name = EnrollmentStatus.name(of: code) else { return (LabelVocabulary.other, "unknown") }
         return (String(code), name)
     }
 }

@@ -1,4 +1,5 @@
 import Metrics
+import Privacy
 import TelemetryModel
 import TelemetryStore
 
@@ -6,7 +7,8 @@ import TelemetryStore
 /// dashboards: `mamtelemetry_records_dropped_total{kind,reason,app}`,
 /// `mamtelemetry_records_rejected_total{kind,reason}`) and in the ``DropLedger`` (hourly,
 /// per app, durable: `/v1/stats/drops`). The `app` label is bounded: the first
-/// ``appLabelLimit`` apps seen since start get their own series, later ones share `other`;
+/// ``appLabelLimit`` apps seen since start get their own series, later ones (and an app id
+/// holding an e-mail address or a credential) share `other`;
 /// the ledger has every app by name.
 struct DropCounter: Sendable {
     static let appLabelLimit = 20
@@ -24,7 +26,9 @@ struct DropCounter: Sendable {
     func dropped(_ reason: DropReason, kind: RecordKind, byApp: [String: Int], receivedAt: Int64) {
         guard !byApp.isEmpty else { return }
         var series: [String: Int] = [:]
-        for (app, n) in byApp { series[appLabels.label(app), default: 0] += n }
+        // An app id is a client string: one holding an e-mail address or a credential is
+        // never a label (`/metrics` may be open to anyone).
+        for (app, n) in byApp { series[RecordRedactor.isPlain(app) ? appLabels.label(app) : LabelCap.overflow, default: 0] += n }
         for (app, n) in series where n > 0 {
             Counter(
                 label: MetricName.recordsDropped.rawValue,

@@ -24,7 +24,8 @@ struct DropStats: Encodable {
         var rejected: [String: Int]
     }
 
-    init(_ counts: [DropKey: Int], parameters p: StatsParameters) {
+    /// `shown` is how the caller sees a client string (the app ids).
+    init(_ counts: [DropKey: Int], parameters p: StatsParameters, shownAs shown: (String) -> String = { $0 }) {
         window = p.window
         var dropped: [String: Int] = [:]
         var rejected: [String: Int] = [:]
@@ -39,7 +40,7 @@ struct DropStats: Encodable {
             case .dropped:
                 dropped[key.reason, default: 0] += n
                 droppedByKind[key.kind.rawValue, default: [:]][key.reason, default: 0] += n
-                droppedByApp[key.appId, default: [:]][key.reason, default: 0] += n
+                droppedByApp[shown(key.appId), default: [:]][key.reason, default: 0] += n
                 bucket.dropped[key.reason, default: 0] += n
             case .rejected:
                 rejected[key.reason, default: 0] += n

@@ -143,11 +143,18 @@ struct EnrollmentStatsBuilder {
         add(&cells[index])
     }
 
-    func result() -> EnrollmentStats {
+    /// The answer, each operation as the caller is shown it (`shown`; operations shown alike
+    /// are merged).
+    func result(shownAs shown: (String) -> String = { $0 }) -> EnrollmentStats {
         var total = EnrollmentAccumulator()
         var byOperation: [String: EnrollmentAccumulator] = [:]
         var perBucket: [Int64: [String: EnrollmentAccumulator]] = [:]
-        for (cell, index) in cellIndex { perBucket[cell.start, default: [:]][cell.operation] = cells[index] }
+        var names: [String: String] = [:]
+        for (cell, index) in cellIndex {
+            let name = names[cell.operation] ?? shown(cell.operation)
+            names[cell.operation] = name
+            perBucket[cell.start, default: [:]][name, default: .init()].merge(cells[index])
+        }
         let buckets = perBucket.keys.sorted().map { start in
             let operations = perBucket[start]!
             var bucketTotal = EnrollmentAccumulator()

@@ -1,8 +1,9 @@
 import Synchronization
 
 /// Keeps a label's value set bounded: the first `limit` distinct values pass through, later
-/// new ones become `other`. Client-supplied strings (management types, operations, actions)
-/// would otherwise let one misbehaving app create unbounded Prometheus series.
+/// new ones become `other`. For the app ids of dropped records (`DropCounter`), which would
+/// otherwise let one misbehaving relay create unbounded Prometheus series; labels from a
+/// known vocabulary use `LabelVocabulary` instead.
 final class LabelCap: Sendable {
     static let overflow = "other"
     let limit: Int

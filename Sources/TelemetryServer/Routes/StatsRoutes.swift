@@ -1,39 +1,43 @@
 import Foundation
 import Hummingbird
+import Privacy
 import TelemetryModel
 import TelemetryStore
 
 /// `GET /v1/stats/enrollment|launches|actions|drops`. The first three are computed from the
 /// store's hourly rollups for whole hours and its record keys for the rest of the window,
 /// drops from the daemon's drop ledger: all cover history and survive restarts. An admin
-/// recomputes the rollups from the records with `POST /v1/stats/rollups/rebuild`.
+/// recomputes the rollups from the records with `POST /v1/stats/rollups/rebuild`. Group keys
+/// (operation, management type, action, app) are client strings: shown through the caller's
+/// `RecordVisibility`, like a record's text.
 struct StatsRoutes: Sendable {
     let store: any RecordStore
     let drops: DropLedger
     let clock: any WallClock
+    let pseudonymizer: Pseudonymizer
 
     func register(on api: APIRoutes) {
         let read = api.requiring(.read)
-        read.get("/v1/stats/enrollment") { request, _ in
+        read.get("/v1/stats/enrollment") { request, context in
             let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
             let builder = try await scan(p.eventScan(EventName.enrollmentCall), into: EnrollmentStatsBuilder(parameters: p)) { $0.add($1) }
-            return try Response.json(builder.result())
+            return try Response.json(builder.result(shownAs: visibility(context).text))
         }
-        read.get("/v1/stats/launches") { request, _ in
+        read.get("/v1/stats/launches") { request, context in
             let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
             let builder = try await scan(
                 p.eventScan(EventName.appLaunch),
                 into: CountStatsBuilder(parameters: p, event: EventName.appLaunch, groupedBy: "managementType")
             ) { $0.add($1) }
-            return try Response.json(builder.result())
+            return try Response.json(builder.result(shownAs: visibility(context).text))
         }
-        read.get("/v1/stats/actions") { request, _ in
+        read.get("/v1/stats/actions") { request, context in
             let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
             let builder = try await scan(
                 p.eventScan(EventName.intuneAction),
                 into: CountStatsBuilder(parameters: p, event: EventName.intuneAction, groupedBy: "action")
             ) { $0.add($1) }
-            return try Response.json(builder.result())
+            return try Response.json(builder.result(shownAs: visibility(context).text))
         }
         // Rollups lost or damaged (a restored backup, a bug) are recomputed from the records;
         // the writes go through the store's one writer, so ingest waits, nothing is lost.
@@ -49,10 +53,15 @@ struct StatsRoutes: Sendable {
             for env in envs { rebuilt[env.rawValue] = try await store.rebuildRollups(env: env) }
             return try Response.json(["rebuilt": rebuilt])
         }
-        read.get("/v1/stats/drops") { request, _ in
+        read.get("/v1/stats/drops") { request, context in
             let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
-            return try Response.json(DropStats(try await drops.counts(since: p.since, until: p.until, app: p.app), parameters: p))
+            let counts = try await drops.counts(since: p.since, until: p.until, app: p.app)
+            return try Response.json(DropStats(counts, parameters: p, shownAs: visibility(context).text))
         }
+    }
+
+    func visibility(_ context: AppRequestContext) -> RecordVisibility {
+        RecordVisibility(principal: context.principal, pseudonymizer: pseudonymizer)
     }
 
     /// Runs `add` for every input the store visits (rollup rows of the whole hours, records

@@ -186,8 +186,9 @@ let package = Package(
         .testTarget(
             name: "TelemetryServerTests",
             dependencies: [
-                "TelemetryServer", "Compression", "OTLP", "TestSupport",
+                "TelemetryServer", "Compression", "OTLP", "TestSupport", "Systemd", "Privacy", "Bundles",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]),

@@ -79,7 +79,9 @@ enum CredentialDetector {
         guard i + 2 < t.count, t[i + 1] == UInt8(ascii: "y"), t[i + 2] == UInt8(ascii: "J") else { return nil }
         var end = i
         var dots = 0
-        while end < t.count, TextBytes.isAlnum(t[end]) || t[end] == UInt8(ascii: "-") || t[end] == UInt8(ascii: "_") || t[end] == UInt8(ascii: ".") {
+        while end < t.count,
+            TextBytes.isAlnum(t[end]) || t[end] == UInt8(ascii: "-") || t[end] == UInt8(ascii: "_") || t[end] == UInt8(ascii: ".")
+        {
             if t[end] == UInt8(ascii: ".") { dots += 1 }
             end += 1
         }
@@ -101,7 +103,9 @@ enum CredentialDetector {
         while k > 0, t[k - 1] == 0x20 || t[k - 1] == 0x09 { k -= 1 }
         if k > 0, t[k - 1] == UInt8(ascii: "\"") || t[k - 1] == UInt8(ascii: "'") { k -= 1 }
         let keyEnd = k
-        while k > 0, keyEnd - k < 64, TextBytes.isAlnum(t[k - 1]) || t[k - 1] == UInt8(ascii: "_") || t[k - 1] == UInt8(ascii: "-") || t[k - 1] == UInt8(ascii: ".") {
+        while k > 0, keyEnd - k < 64,
+            TextBytes.isAlnum(t[k - 1]) || t[k - 1] == UInt8(ascii: "_") || t[k - 1] == UInt8(ascii: "-") || t[k - 1] == UInt8(ascii: ".")
+        {
             k -= 1
         }
         guard k < keyEnd else { return nil }

@@ -189,7 +189,8 @@ struct RedactionWalk: JSONTokenVisitor {
         let findings = TextScreen.screen(raw)
         let needsText = rule == .credential || (hides && (rule >= .objectID || withheld)) || !findings.isEmpty
         guard needsText else { return nil }
-        let text = findings.contains(.escape) ? JSONText.unescape(String(decoding: raw, as: UTF8.self)) : String(decoding: raw, as: UTF8.self)
+        let text =
+            findings.contains(.escape) ? JSONText.unescape(String(decoding: raw, as: UTF8.self)) : String(decoding: raw, as: UTF8.self)
         switch rule {
         case .credential:
             var marker = text

@@ -46,7 +46,8 @@ enum TextScreen {
         case 4: return TextBytes.hasWord(t, at: i, "bearer") || TextBytes.hasWord(t, at: i, "basic") ? .credential : nil
         case 5:
             return TextBytes.hasWord(t, at: i - 2, "token")
-                || (TextBytes.hasWord(t, at: i, "key") && (TextBytes.hasWord(t, at: i - 3, "api") || TextBytes.hasWord(t, at: i - 4, "api")))
+                || (TextBytes.hasWord(t, at: i, "key")
+                    && (TextBytes.hasWord(t, at: i - 3, "api") || TextBytes.hasWord(t, at: i - 4, "api")))
                 ? .credential : nil
         case 6: return TextBytes.hasWord(t, at: i - 2, "secret") ? .credential : nil
         case 7: return TextBytes.hasWord(t, at: i - 4, "password") || TextBytes.hasWord(t, at: i - 4, "passwd") ? .credential : nil

@@ -21,7 +21,8 @@ import Testing
 
     @Test func escapedMemberNamesAndValuesArePseudonymized() throws {
         let shown = try Self.shownStrings(
-            #"{"us\u0065r":"dave\u0040contoso.com","note":"for alice\u0040contoso.com","identit\u0079":"bob.smith","list":["carol@contoso.com"]}"#)
+            #"{"us\u0065r":"dave\u0040contoso.com","note":"for alice\u0040contoso.com","identit\u0079":"bob.smith","list":["carol@contoso.com"]}"#
+        )
         #expect(Self.leaks(shown, ["dave", "alice", "bob.smith", "carol"]).isEmpty, "\(shown)")
         #expect(shown.contains(F.userPseudonym("dave@contoso.com")), "the pseudonym is of the decoded address: \(shown)")
         #expect(shown.contains(F.userPseudonym("bob.smith")))
@@ -101,7 +102,8 @@ import Testing
             }
         }
         // The same credential gets the same mask everywhere, so repetitions still line up.
-        let event = try Self.shownStrings(#"{"name":"EnrollmentCall","data":{"errorString":"access_token=\#(Self.jwt)","accessToken":"\#(Self.jwt)"}}"#, pii: pii)
+        let event = try Self.shownStrings(
+            #"{"name":"EnrollmentCall","data":{"errorString":"access_token=\#(Self.jwt)","accessToken":"\#(Self.jwt)"}}"#, pii: pii)
         #expect(event.contains(F.mask(Self.jwt)) && event.contains("access_token=\(F.mask(Self.jwt))"), "\(event)")
         // Prose is not a credential.
         let prose = try Self.shownStrings(#"{"message":"Bearer authentication failed, token expired; basic setup"}"#, pii: pii)
@@ -109,7 +111,8 @@ import Testing
     }
 
     @Test func otlpUserAttributesArePseudonymizedWhereverTheMappingKeepsThem() throws {
-        let attributes = #"{"user.name":"jdoe","user.full_name":"Jane Doe","user.id":"S-1-5-21-42","enduser.pseudo.id":"p-991","user.email":"jane@contoso.com","enduser.id":4711}"#
+        let attributes =
+            #"{"user.name":"jdoe","user.full_name":"Jane Doe","user.id":"S-1-5-21-42","enduser.pseudo.id":"p-991","user.email":"jane@contoso.com","enduser.id":4711}"#
         for json in [
             #"{"level":"info","message":"m","component":"c",\#(attributes.dropFirst().dropLast())}"#,
             #"{"name":"AppLaunch","data":\#(attributes)}"#,
@@ -123,7 +126,8 @@ import Testing
 
     @Test func objectIDsAndIdentitiesNestedInsideIdentityMembersArePseudonymized() throws {
         let shown = try Self.shownStrings(
-            #"{"accountId":"8f14e45f-ceea-467f-a0a5-4e4b6b8f0a11","user":{"name":"Jane","tenant":"x"},"accounts":[{"oid":"8F14E45F-CEEA-467F-A0A5-4E4B6B8F0A12"}]}"#)
+            #"{"accountId":"8f14e45f-ceea-467f-a0a5-4e4b6b8f0a11","user":{"name":"Jane","tenant":"x"},"accounts":[{"oid":"8F14E45F-CEEA-467F-A0A5-4E4B6B8F0A12"}]}"#
+        )
         #expect(Self.leaks(shown, ["8f14e45f", "Jane"]).isEmpty, "\(shown)")
         #expect(shown.contains { $0.hasPrefix("oid-") })
     }

@@ -29,8 +29,15 @@ struct IngestHarness: Sendable {
         var errorMessage: String { ((json["error"] as? [String: Any])?["message"] as? String) ?? body }
     }
 
+    /// - Parameters:
+    ///   - live: serve on a real socket (an ephemeral port on 127.0.0.1, `client.port`) for
+    ///     a test that streams (follow); otherwise requests go straight to the router.
+    ///   - adjust: changes to the configuration (journal mirroring is off unless set here).
+    ///   - hooks: the daemon's extra wiring (a journal mirror over a test sink, say).
     static func run(
-        faults: any CommitFaultInjector = NoCommitFaults(),
+        faults: any CommitFaultInjector = NoCommitFaults(), live: Bool = false,
+        adjust: @Sendable (inout ServerConfiguration) -> Void = { _ in },
+        hooks: @Sendable (DaemonComponents, Logger) -> ApplicationHooks = { _, _ in ApplicationHooks() },
         _ test: @escaping @Sendable (IngestHarness) async throws -> Void
     ) async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-\(UUID().uuidString)")
@@ -39,14 +46,16 @@ struct IngestHarness: Sendable {
         var configuration = ServerConfiguration()
         configuration.dataDirectory = dir
         configuration.journalMirror = false
+        if live { configuration.port = 0 }
+        adjust(&configuration)
         let logger = Logger(label: "ingest-tests")
         let components = try DaemonComponents(
             configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(),
             commitFaults: faults, logger: logger)
         let (_, admin) = try await components.tokens.create(name: "test admin", scopes: [.admin], apps: [], now: 0)
-        let app = buildApplication(components: components, logger: logger)
+        let app = buildApplication(components: components, hooks: hooks(components, logger), logger: logger)
         // `.router` runs the application's services, so the group committer completes appends.
-        try await app.test(.router) { client in
+        try await app.test(live ? .live : .router) { client in
             try await test(IngestHarness(client: client, components: components, adminToken: admin))
         }
     }

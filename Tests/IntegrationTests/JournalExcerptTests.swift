@@ -51,8 +51,8 @@ struct JournalExcerptTests {
     }
 
     @Test func bundleJournalHoldsOnlyItsScopeAndTheDaemonsOwnLines() async throws {
-        // The mirror carries verbose text raw here, so the bundle's own redaction is what is tested.
-        try await Self.withDaemon(["--journal-verbose-messages", "raw"]) { harness, d in
+        // The mirror carries personal data as sent here, so the bundle's own redaction is what is tested.
+        try await Self.withDaemon(["--journal-personal-data", "include"]) { harness, d in
             let tag = UUID().uuidString.prefix(8).lowercased()
             let a = "jx-a-\(tag)"
             let b = "jx-b-\(tag)"

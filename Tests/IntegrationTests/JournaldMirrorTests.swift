@@ -18,9 +18,9 @@ struct JournaldMirrorTests {
     @Test func recordsPostedOverHTTPComeBackThroughJournalctl() async throws {
         let harness = try JournaldHarness()
         defer { harness.remove() }
-        // Verbose text mirrored as sent, so every level's message can be compared here; the
+        // Personal data mirrored as sent, so every level's message can be compared here; the
         // default (withheld) is JournalExcerptTests.theMirrorWithholdsVerboseTextByDefault.
-        let (d, daemon) = try await harness.launchDaemon(["--journal-verbose-messages", "raw"])
+        let (d, daemon) = try await harness.launchDaemon(["--journal-personal-data", "include"])
         defer { try? FileManager.default.removeItem(at: d.dataDirectory) }
         defer { Self.stop(daemon, harness) }
         let readiness = try await d.json("/readyz")

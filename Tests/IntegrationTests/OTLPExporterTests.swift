@@ -91,7 +91,7 @@ struct OTLPExporterTests {
             #expect(try harness.entries(["MAM_DEVICE_ID=\(device)"]).count == 5)
             let priorities = ["verbose": "7", "info": "6", "warning": "4", "error": "3"]
             for level in levels {
-                // Verbose text is withheld from the journal by default (journal.verboseMessages).
+                // Verbose text is withheld from the journal by default (journal.personalData).
                 let entry = try #require(
                     level == "verbose"
                         ? entries.first { $0["MAM_LEVEL"] == "verbose" && $0["MAM_ENV"] == "prod" }

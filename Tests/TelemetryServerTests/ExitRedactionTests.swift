@@ -79,7 +79,8 @@ import Testing
     @Test func bundleTimelineSummaryAndIncidentShowClientStringsRedacted() async throws {
         try await IngestHarness.run { h in
             #expect(try await h.post("/v1/telemetry", Self.events.joined(separator: "\n")).accepted == 4)
-            let upload = #"{"appId":"com.contoso.x","deviceId":"\#(Self.upn)","sessionId":"s \#(Self.upn)","logs":[{"level":"error","message":"failed for \#(Self.upn)","component":"Comp \#(Self.upn)"}]}"#
+            let upload =
+                #"{"appId":"com.contoso.x","deviceId":"\#(Self.upn)","sessionId":"s \#(Self.upn)","logs":[{"level":"error","message":"failed for \#(Self.upn)","component":"Comp \#(Self.upn)"}]}"#
             let answer = try await h.post("/v1/diagnostics", upload, contentType: "application/json")
             let incident = try #require((answer.json["incident"] as? [String: Any])?["id"] as? String, "\(answer.body)")
             let t = try await Self.tokens(h)
@@ -92,7 +93,8 @@ import Testing
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: dir) }
             try Data(archive).write(to: dir.appendingPathComponent("b.tar.gz"))
-            let tar = try Process.run(URL(fileURLWithPath: "/usr/bin/tar"), arguments: ["xzf", dir.appendingPathComponent("b.tar.gz").path, "-C", dir.path])
+            let tar = try Process.run(
+                URL(fileURLWithPath: "/usr/bin/tar"), arguments: ["xzf", dir.appendingPathComponent("b.tar.gz").path, "-C", dir.path])
             tar.waitUntilExit()
             for member in ["timeline.txt", "summary.json", "telemetry.ndjson", "logs.ndjson", "manifest.json"] {
                 let text = try String(contentsOf: dir.appendingPathComponent(member), encoding: .utf8)
@@ -109,7 +111,9 @@ import Testing
     func journalEntriesAreRedactedUnlessPersonalDataIsIncluded(mode: JournalPersonalData) throws {
         let pseudonymizer = RedactionKey.pseudonymizer
         let record = DecodedRecord(
-            json: [], keys: RecordKeys(time: 0, appId: "com.contoso.x", deviceId: Self.upn, identity: Self.upn, detail: "MSAL \(Self.upn)", level: .info),
+            json: [],
+            keys: RecordKeys(
+                time: 0, appId: "com.contoso.x", deviceId: Self.upn, identity: Self.upn, detail: "MSAL \(Self.upn)", level: .info),
             flags: AppFlags(), eventId: nil, message: "Signed in as \(Self.upn) with Authorization: Bearer\t\(Self.jwt)")
         let visibility = RecordVisibility(piiAllowed: mode == .include, pseudonymizer: pseudonymizer)
         let shown = JournalLogMirror.shown(record, visibility: visibility)
@@ -133,10 +137,12 @@ import Testing
         let base = ["mamtelemetryd"]
         #expect(try await ConfigurationLoader.load(arguments: base, environment: [:]).journalPersonalData == .redact)
         #expect(
-            try await ConfigurationLoader.load(arguments: base + ["--journal-personal-data", "include"], environment: [:]).journalPersonalData
+            try await ConfigurationLoader.load(arguments: base + ["--journal-personal-data", "include"], environment: [:])
+                .journalPersonalData
                 == .include)
         #expect(
-            try await ConfigurationLoader.load(arguments: base, environment: ["MAMTELEMETRY_JOURNAL_VERBOSE_MESSAGES": "raw"]).journalPersonalData
+            try await ConfigurationLoader.load(arguments: base, environment: ["MAMTELEMETRY_JOURNAL_VERBOSE_MESSAGES": "raw"])
+                .journalPersonalData
                 == .include)
         await #expect(throws: ConfigurationError.self) {
             _ = try await ConfigurationLoader.load(arguments: base + ["--journal-personal-data", "yes"], environment: [:])

@@ -171,13 +171,15 @@ struct SecretGenerator {
                         Piece(raw: "us\\u0065r", decoded: "user"), Piece(raw: "identit\\u0079", decoded: "identity"),
                         Piece(raw: "e\\u006dail", decoded: "email"), Piece("user.name"), Piece("user.full_name"), Piece("user.id"),
                         Piece("enduser.pseudo.id"), Piece("login_hint"), Piece("upn"), Piece("displayName"),
-                    ]), .identity)
+                    ]), .identity
+                )
             case 3:
                 (piece, kind) = (
                     rng.pick([
                         Piece("refresh_token"), Piece("accessToken"), Piece("x_token"), Piece("client_secret"), Piece("password"),
                         Piece(raw: "id\\u005ftoken", decoded: "id_token"),
-                    ]), .credential)
+                    ]), .credential
+                )
             case 4: (piece, kind) = (Piece("n" + hex(3)), .plain)
             default: (piece, kind) = (Piece(rng.pick(["thread", "component", "level", "appId"])), .nestedAllowListed)
             }

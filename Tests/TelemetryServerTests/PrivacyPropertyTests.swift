@@ -58,7 +58,8 @@ import Testing
             let (_, bundlePII) = try await tokens.create(name: "support-pii", scopes: [.bundle, .pii], apps: [], now: 0)
 
             var posted = try await Self.post(h, seed: Self.seed)
-            #expect(posted.acceptedEvents == posted.records.events && posted.acceptedLogs == posted.records.logs, "every record is accepted")
+            #expect(
+                posted.acceptedEvents == posted.records.events && posted.acceptedLogs == posted.records.logs, "every record is accepted")
 
             for (token, bundleToken, pii) in [(read, bundle, false), (readPII, bundlePII, true)] {
                 let who = pii ? "a pii caller" : "a caller without pii"
@@ -68,7 +69,9 @@ import Testing
                 var followed: [String: Int] = [:]
                 for serverSentEvents in [false, true] {
                     followed[serverSentEvents ? "follow.sse" : "follow.ndjson"] = min(posted.acceptedLogs, 1000) + 1
-                    try await reader.follow(port: try #require(h.client.port), serverSentEvents: serverSentEvents, expected: posted.acceptedLogs) {
+                    try await reader.follow(
+                        port: try #require(h.client.port), serverSentEvents: serverSentEvents, expected: posted.acceptedLogs
+                    ) {
                         // A record committed while the stream is open reaches it live.
                         let answer = try await h.post("/v1/logs", posted.records.logRecord())
                         #expect(answer.accepted == 1)
@@ -88,7 +91,8 @@ import Testing
 
                 let planted = posted.records.g.planted
                 let personal = planted.personal.union(planted.markers)
-                #expect(r.findings(planted.credentials).isEmpty, "credentials shown to \(who): \(r.findings(planted.credentials).prefix(5))")
+                #expect(
+                    r.findings(planted.credentials).isEmpty, "credentials shown to \(who): \(r.findings(planted.credentials).prefix(5))")
                 if pii {
                     // Personal data and verbose text as stored: every planted item is somewhere.
                     let missing = personal.subtracting(r.seen(personal))
@@ -130,7 +134,8 @@ import Testing
             let upload = posted.records.diagnostic()
             var headers: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(h.adminToken)"]
             let body = try posted.records.encode(Array(upload.utf8), headers: &headers)
-            let answer = try await h.client.execute(uri: "/v1/diagnostics", method: .post, headers: headers, body: ByteBuffer(bytes: body)) {
+            let answer = try await h.client.execute(uri: "/v1/diagnostics", method: .post, headers: headers, body: ByteBuffer(bytes: body))
+            {
                 ($0.status, (try? JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any]) ?? [:])
             }
             #expect(answer.0 == .created || answer.0 == .ok, "\(answer.1)")

@@ -40,7 +40,8 @@ struct PrivacyRecords {
         if name == "EnrollmentCall" { data += ["\"statusCode\":\(g.rng.pick([100, 200, 216]))", "\"durationMs\":\(g.rng.below(900))"] }
         data += g.members(g.rng.below(3), verbose: false, depth: 1, used: &used)
         var top = [
-            "\"name\":\"\(name)\"", "\"appId\":\"\(Self.app)\"", "\"deviceId\":\(device().json)", "\"data\":{\(data.joined(separator: ","))}",
+            "\"name\":\"\(name)\"", "\"appId\":\"\(Self.app)\"", "\"deviceId\":\(device().json)",
+            "\"data\":{\(data.joined(separator: ","))}",
         ]
         if g.chance(0.6) { top.append("\"identity\":\(g.identityValue().json)") }
         var topUsed: Set<String> = ["name", "appId", "deviceId", "data", "identity"]

@@ -157,7 +157,8 @@ enum BundleReportPrinter {
                 "redaction: ON (\(redaction["method"] as? String ?? "pseudonyms")): \(parts.joined(separator: ", ")), "
                     + "text withheld \(redaction["textWithheld"] ?? 0) (verbose records \(redaction["verboseMessagesScrubbed"] ?? 0))")
         } else {
-            out.append("redaction: OFF — raw personal data (caller holds the pii scope); share with care")
+            let masked = (values["token"] as? Int).map { $0 > 0 ? ", \($0) credentials masked" : "" } ?? ""
+            out.append("redaction: OFF — raw personal data (caller holds the pii scope)\(masked); share with care")
         }
         out.append(
             "requested: by \(m["caller"] as? String ?? "?") at \(m["createdAt"] as? String ?? "?"), daemon \(m["daemonVersion"] as? String ?? "?")"

@@ -7,12 +7,13 @@ import PackageDescription
 /// library targets. Instead this package compiles the same sources: `scripts/fuzz.sh` links
 /// `Sources/TelemetryModel`, `Sources/Compression`, `Sources/InfoPlist` and `Sources/CZlib` here (SwiftPM wants
 /// target paths inside the package root; `Sources/OTLP` too, whose only outside dependency is
-/// the SwiftProtobuf runtime). Build only with `scripts/fuzz.sh`, which passes
+/// the SwiftProtobuf runtime, and `Sources/Privacy`, whose only one is swift-crypto). Build only with `scripts/fuzz.sh`, which passes
 /// `-sanitize=fuzzer,address` and keeps the build in `Fuzz/.build`, apart from the root's.
 let package = Package(
     name: "MamTelemetryFuzz",
     dependencies: [
-        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0")
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
@@ -23,6 +24,8 @@ let package = Package(
         .target(
             name: "OTLP", dependencies: ["TelemetryModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             path: "Sources/OTLP", exclude: ["Generated/README.md"]),
+        .target(
+            name: "Privacy", dependencies: ["TelemetryModel", .product(name: "Crypto", package: "swift-crypto")], path: "Sources/Privacy"),
 
         // One executable per parser: `LLVMFuzzerTestOneInput` plus a main that runs libFuzzer's driver.
         .executableTarget(name: "FuzzEventDecoder", dependencies: ["CLibFuzzer", "TelemetryModel"]),
@@ -30,5 +33,8 @@ let package = Package(
         .executableTarget(name: "FuzzContentDecoding", dependencies: ["CLibFuzzer", "Compression"]),
         .executableTarget(name: "FuzzPlist", dependencies: ["CLibFuzzer", "InfoPlist"]),
         .executableTarget(name: "FuzzOTLP", dependencies: ["CLibFuzzer", "OTLP", "TelemetryModel"]),
+        .executableTarget(
+            name: "FuzzRedactor",
+            dependencies: ["CLibFuzzer", "Privacy", "TelemetryModel", .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )

@@ -16,7 +16,8 @@ import Testing
         "Password", "passwd=", "pwd=", "api_key=", "x-api-key: ", "apiKey", "api.key=", "Authorization", "authorization: ",
         "Bearer", "bearer\t", "Bearer%20", "Basic ", "basic", "dXNlcjpwYXNz", "dTpw", "eyJ", "eyJhbGciOiJub25lIn0", ".", "..", "0.A",
         "0.AXoA", "@", "%40", "%", "%3D", "%3a", "=", ":", " ", "\t", "\n", "\"", "'", "&", ",", ";", "jane", "Contoso", "example.com",
-        "jö", "müller.de", "ελ", "@example.com", "%40müller.de", "@παράδειγμα.ελ", "-", "_", "+", "/", "~", "12345678", "abcdefgh", "ABCDEFGH", "token-0123456789abcdef01234567",
+        "jö", "müller.de", "ελ", "@example.com", "%40müller.de", "@παράδειγμα.ελ", "-", "_", "+", "/", "~", "12345678", "abcdefgh",
+        "ABCDEFGH", "token-0123456789abcdef01234567",
         "user-0123456789abcdef01234567", "user", "k", "K", "c", "w", "z", "J", "b", "0", "\\u",
     ]
 

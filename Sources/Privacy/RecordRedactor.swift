@@ -24,6 +24,9 @@ public struct RecordRedactor: Sendable {
     private let cache: PseudonymCache
     /// The walk's stacks, kept between records so a record's walk allocates only its output.
     var scratch = RedactionWalk.Scratch()
+    /// The last pseudonym made: a page or bundle shows one user record after record, and this
+    /// spares the shared cache's lookup (a key string and a lock) for the repeats.
+    private var recent: (kind: String, value: String, pseudonym: String)?
 
     public init(pseudonymizer: Pseudonymizer, enabled: Bool, cache: PseudonymCache = PseudonymCache()) {
         self.pseudonymizer = pseudonymizer
@@ -32,7 +35,10 @@ public struct RecordRedactor: Sendable {
     }
 
     public mutating func pseudonym(_ value: String, kind: String) -> String {
-        cache.value(for: kind + ":" + value.lowercased()) { pseudonymizer.pseudonym(value, kind: kind) }
+        if let recent, recent.value == value, recent.kind == kind { return recent.pseudonym }
+        let made = cache.value(for: kind + ":" + value.lowercased()) { pseudonymizer.pseudonym(value, kind: kind) }
+        recent = (kind, value, made)
+        return made
     }
 
     /// Member names whose scalar values a walk returns, matched ASCII case-insensitively

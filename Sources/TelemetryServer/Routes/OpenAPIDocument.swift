@@ -592,7 +592,7 @@ enum OpenAPIDocument {
             Incident: {name: incident, in: query, allowEmptyValue: true, schema: {type: string}, description: Incident id like MAM-7K2Q-9XPF}
             Since: {name: since, in: query, allowEmptyValue: true, schema: {type: string}, description: 'RFC 3339, epoch ms, or relative like -15m, -2h, -7d'}
             Until: {name: until, in: query, allowEmptyValue: true, schema: {type: string}}
-            Contains: {name: contains, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Case-insensitive text, matched against the record as this caller is shown it (pseudonyms, withheld verbose text)'}
+            Contains: {name: contains, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Case-insensitive text, matched against the record as this caller is shown it (pseudonyms, masked credentials, withheld verbose text)'}
             Limit: {name: limit, in: query, allowEmptyValue: true, schema: {type: integer, minimum: 1, maximum: 10000}}
             Cursor: {name: cursor, in: query, allowEmptyValue: true, schema: {type: string}}
             Order: {name: order, in: query, allowEmptyValue: true, schema: {type: string, enum: [asc, desc]}}

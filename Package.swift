@@ -148,6 +148,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "TelemetryModel",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -184,7 +185,7 @@ let package = Package(
         .testTarget(
             name: "TelemetryServerTests",
             dependencies: [
-                "TelemetryServer", "Compression", "OTLP", "TestSupport",
+                "TelemetryServer", "Compression", "OTLP", "Privacy", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
@@ -192,7 +193,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "TelemetryModel", "Compression", "TestSupport",
+                "TelemetryModel", "TelemetryStore", "Compression", "TestSupport",
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

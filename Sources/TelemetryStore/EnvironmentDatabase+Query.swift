@@ -118,7 +118,7 @@ extension EnvironmentDatabase {
                     if lines == nil {
                         lines = try row.withUnsafeData(named: "payload") { try block.lines($0 ?? Data()) }
                     }
-                    let shown = try lines!.withLine(i) { raw -> Bool in
+                    func show(_ raw: UnsafeBufferPointer<UInt8>) throws -> Bool {
                         func offer(_ json: UnsafeBufferPointer<UInt8>) throws -> Bool {
                             // Match the text the caller will see, never bytes it will not.
                             if let needle, !json.containsCaseInsensitive(needle) { return false }
@@ -130,6 +130,11 @@ extension EnvironmentDatabase {
                         guard let presenter else { return try offer(raw) }
                         let stored = StoredRecord(id: id, receivedAt: block.receivedAt(i), env: env, keys: keys[i], json: Array(raw))
                         return try presenter.present(stored).json.withUnsafeBufferPointer(offer)
+                    }
+                    // A record an older version stored is read in the form every reader can parse.
+                    let shown = try lines!.withLine(i) { raw -> Bool in
+                        guard let repaired = CanonicalJSON.repairing(stored: raw) else { return try show(raw) }
+                        return try repaired.withUnsafeBufferPointer(show)
                     }
                     guard shown else { continue }
                 }

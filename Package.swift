@@ -148,6 +148,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "TelemetryModel",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -195,7 +196,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "TelemetryModel", "Compression", "TestSupport",
+                "TelemetryModel", "TelemetryStore", "Compression", "TestSupport",
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -76,11 +76,11 @@ public struct BundleBuilder: Sendable {
         if let incident, since == nil || until == nil {
             let first = incident.firstTime ?? incident.createdAt
             let last = incident.lastTime ?? incident.createdAt
-            since = since ?? first - incidentMargin
-            until = until ?? max(last, incident.createdAt) + incidentMargin
+            since = since ?? first.saturatingSubtracting(incidentMargin)
+            until = until ?? max(last, incident.createdAt).saturatingAdding(incidentMargin)
         }
         let end = until ?? now
-        let start = since ?? end - Self.defaultWindow
+        let start = since ?? end.saturatingSubtracting(Self.defaultWindow)
         guard start <= end else { throw BundleError.invalidWindow }
         return PreparedBundle(
             request: request, env: request.env ?? incident?.env ?? .prod, since: start, until: end,

@@ -29,7 +29,7 @@ enum JournalExcerpt {
         process.arguments =
             [
                 "-t", JournalScope.daemonLogger, "--no-pager", "-q", "-o", "json",
-                "--since", "@\(since / 1000)", "--until", "@\((until + 999) / 1000)",
+                "--since", "@\(since / 1000)", "--until", "@\(until.saturatingAdding(999) / 1000)",
             ] + scope.journalctlMatches
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice

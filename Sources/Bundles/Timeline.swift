@@ -51,15 +51,19 @@ struct Timeline {
                     failed = k.succeeded == false
                 }
                 text += failed ? " FAILED" : " ok"
-                if let ms = k.durationMs { text += ", \(Int(ms.rounded())) ms" }
+                if let ms = k.durationMs { text += ", \(DurationText.milliseconds(ms)) ms" }
                 if let err = captured["errorstring"], !err.isEmpty { text += ", error: \(Self.clip(err))" }
                 lines.append(text + " " + place)
                 if failed && k.detail != "policyCheckIn" {
-                    lines.append("    -> failed enrollment; SDK retries in 24 h (next attempt ~\(Self.clock(k.time + 24 * Self.hour)))")
+                    lines.append(
+                        "    -> failed enrollment; SDK retries in 24 h (next attempt ~\(Self.clock(k.time.saturatingAdding(24 * Self.hour))))"
+                    )
                 } else if failed {
-                    lines.append("    -> failed policy check-in; next check-in expected ~\(Self.clock(k.time + 8 * Self.hour)) (8 h)")
+                    lines.append(
+                        "    -> failed policy check-in; next check-in expected ~\(Self.clock(k.time.saturatingAdding(8 * Self.hour))) (8 h)"
+                    )
                 } else if k.detail == "enroll" || k.detail == "policyCheckIn" {
-                    lines.append("    -> next policy check-in expected ~\(Self.clock(k.time + 8 * Self.hour)) (8 h)")
+                    lines.append("    -> next policy check-in expected ~\(Self.clock(k.time.saturatingAdding(8 * Self.hour))) (8 h)")
                 }
             case EventName.intuneAction:
                 let result = captured["result"].map { " result=\($0)" } ?? ""
@@ -91,9 +95,10 @@ struct Timeline {
         if entries.isEmpty { try file.append("(no launches, enrollment calls, actions, warnings or errors in this window)\n") }
         var previous: Int64?
         for e in entries {
-            if let previous, e.time - previous > Self.hour {
+            if let previous, e.time.saturatingSubtracting(previous) > Self.hour {
                 try file.append(
-                    "    ... gap of \(Self.duration(e.time - previous)) with no launches, calls, actions, warnings or errors ...\n")
+                    "    ... gap of \(Self.duration(e.time.saturatingSubtracting(previous))) with no launches, calls, actions, warnings or errors ...\n"
+                )
             }
             previous = e.time
             let stamp = Timestamp.format(milliseconds: e.time)

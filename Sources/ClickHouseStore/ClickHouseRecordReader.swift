@@ -89,7 +89,9 @@ struct ClickHouseRecordReader: Sendable {
         keys.succeeded = try TabSeparatedRows.optionalInt(row[11]).map { $0 != 0 }
         keys.level = TabSeparatedRows.optionalString(row[12]).flatMap { name in LogLevel.allCases.first { $0.name == name } }
         keys.incident = TabSeparatedRows.string(row[13])
-        return StoredRecord(
-            id: id, receivedAt: try TabSeparatedRows.int(row[1]), env: env, keys: keys, json: TabSeparatedRows.bytes(row[14]))
+        // A record an older version stored is read in the form every reader can parse.
+        let raw = TabSeparatedRows.bytes(row[14])
+        let json = raw.withUnsafeBufferPointer { CanonicalJSON.repairing(stored: $0) } ?? raw
+        return StoredRecord(id: id, receivedAt: try TabSeparatedRows.int(row[1]), env: env, keys: keys, json: json)
     }
 }

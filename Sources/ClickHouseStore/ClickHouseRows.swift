@@ -21,7 +21,10 @@ enum ClickHouseRows {
             w.field("identity", keys.identity)
             w.field("name", keys.name)
             w.field("detail", keys.detail)
-            w.field("statusCode", rawJSON: keys.statusCode.map { Array(String($0).utf8) } ?? Array("null".utf8))
+            // The column is Int32 (the range ingest takes); a wider code an older version stored is
+            // kept in `raw` only, so the insert can never be refused for it.
+            let code = keys.statusCode.flatMap { Int32(exactly: $0) }
+            w.field("statusCode", rawJSON: code.map { Array(String($0).utf8) } ?? Array("null".utf8))
             w.field("durationMs", rawJSON: keys.durationMs.map { Array(ClickHouseValue.floatLiteral($0).utf8) } ?? Array("null".utf8))
             w.field("succeeded", rawJSON: Array((keys.succeeded.map { $0 ? "1" : "0" } ?? "null").utf8))
             w.field("level", rawJSON: keys.level.map { JSONWriter.quoted($0.name) } ?? Array("null".utf8))

@@ -56,9 +56,12 @@ struct RecordMapping {
             }
             w.beginObject()
             if let eventName { w.field("name", eventName) }
-            let nanos = record.timeUnixNano != 0 ? record.timeUnixNano : record.observedTimeUnixNano
-            if nanos != 0 { w.field("time", Timestamp.format(milliseconds: Int64(nanos / 1_000_000))) }
+            if let ms = try Self.milliseconds(record) { w.field("time", Timestamp.format(milliseconds: ms)) }
             if eventName == nil {
+                let severity = record.severityNumber.rawValue
+                guard InterpretedField.severityNumber.contains(Int64(severity)) else {
+                    throw Refusal(InterpretedField.severityNumber.outOfRange(String(severity), path: "severityNumber"))
+                }
                 w.field("level", LogLevel(severity: record.severityNumber, text: record.severityText).name)
                 w.field("message", record.body.messageText)
                 if !scopeName.isEmpty { w.field("component", scopeName) }
@@ -99,6 +102,19 @@ struct RecordMapping {
             return .refused(error.message)
         }
         return eventName == nil ? .log(w.bytes) : .event(w.bytes)
+    }
+
+    /// The record's time in epoch milliseconds (its own, else when it was observed), nil when
+    /// neither is set; a count past ``InterpretedField/timeUnixNano``'s range is refused.
+    static func milliseconds(_ record: OTLPLogRecord) throws(Refusal) -> Int64? {
+        for (name, nanos) in [("timeUnixNano", record.timeUnixNano), ("observedTimeUnixNano", record.observedTimeUnixNano)] where nanos != 0
+        {
+            guard let signed = Int64(exactly: nanos), InterpretedField.timeUnixNano.contains(signed) else {
+                throw Refusal(InterpretedField.timeUnixNano.outOfRange(String(nanos), path: name))
+            }
+            return signed / 1_000_000
+        }
+        return nil
     }
 
     /// The `mam.*` flag attributes of one source.

@@ -32,14 +32,15 @@ public struct DiagnosticUpload: Sendable {
         var text: String?
         do {
             try json.withUnsafeBufferPointer { bytes in
-                var cursor = JSONRecordScanner.Cursor(b: bytes, limits: limits)
+                var cursor = JSONRecordScanner.Cursor(b: bytes, limits: limits, strictness: .record)
                 cursor.skipSpace()
                 guard cursor.peek == UInt8(ascii: "{") else { throw Invalid(message: "body must be a JSON object") }
                 try cursor.object { key, cursor in
                     switch key {
                     case "logs":
                         guard cursor.peek == UInt8(ascii: "[") else { throw Invalid(message: "logs: expected an array of log records") }
-                        var records = cursor.walking(under: .walkOnly)
+                        // Each record is checked on its own when decoded, refused alone.
+                        var records = cursor.walking(under: .walkOnly, strictness: .grammar)
                         let start = records.i
                         try records.array { element in
                             guard element.peek == UInt8(ascii: "{") else {
@@ -72,6 +73,7 @@ public struct DiagnosticUpload: Sendable {
             case .stringTooLong(let n): throw RequestLimitError.outerObject(limit: "maxStringBytes", value: n)
             case .notAnObject: throw Invalid(message: "body must be a JSON object")
             case .syntax(let why): throw Invalid(message: "body is not valid JSON: \(why)")
+            case .duplicateMember, .invalidUnicode, .notFinite: throw Invalid(message: "body: \(error.message)")
             }
         }
         guard let appId = strings["appId"], !appId.isEmpty else { throw Invalid(message: "appId is required") }

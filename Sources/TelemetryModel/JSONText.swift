@@ -5,6 +5,8 @@ public enum JSONText {
     /// The text of a JSON string's raw contents (without the quotes), escapes resolved
     /// (`\n`, `\uD83D\uDE00`, ...) by the same code the ingest scanner uses.
     public static func unescape(_ raw: String) -> String {
-        raw.utf8.contains(0x5C) ? JSONRecordScanner.Cursor.unescape(raw) : raw
+        guard raw.utf8.contains(0x5C) else { return raw }
+        var bytes = Array(raw.utf8)
+        return bytes.withUnsafeMutableBufferPointer { String(decoding: JSONStringToken.decode(UnsafeBufferPointer($0)), as: UTF8.self) }
     }
 }

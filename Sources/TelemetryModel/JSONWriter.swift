@@ -49,13 +49,15 @@ public struct JSONWriter {
         bytes.append(contentsOf: rawJSON)
     }
 
-    /// Appends `s` as a quoted JSON string with the escapes RFC 8259 requires.
+    /// Appends `s` as a quoted JSON string in the canonical spelling (``CanonicalJSON``).
     public static func appendString(_ s: String, to out: inout [UInt8]) {
         appendString(utf8: s.utf8, to: &out)
     }
 
-    /// Appends UTF-8 bytes as a quoted JSON string (a stored record's own bytes, embedded as
-    /// a string value without a round trip through `String`).
+    /// Appends UTF-8 bytes as a quoted JSON string in the canonical spelling: only `"`, `\`
+    /// and the characters below U+0020 escaped, the five with a short form by it (a stored
+    /// record's own bytes can be embedded as a string value without a round trip through
+    /// `String`). This is the one writer of the canonical string form.
     public static func appendString(utf8: some Sequence<UInt8>, to out: inout [UInt8]) {
         out.append(0x22)
         for c in utf8 {
@@ -65,6 +67,8 @@ public struct JSONWriter {
             case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
             case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
             case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+            case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
             case 0..<0x20:
                 let hex = Array("0123456789abcdef".utf8)
                 out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]])

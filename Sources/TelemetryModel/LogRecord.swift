@@ -147,17 +147,28 @@ public struct LogRecordDecoder {
         } catch {
             return .failure(Message(describe(error)))
         }
-        var json = scanned.hasLayoutWhitespace ? JSONShape.compact(bytes, removing: scanned.layout) : Array(bytes)
         guard let appId = wire.appId ?? defaults.appId, !appId.isEmpty else {
             return .failure(Message("appId is required (in the record, ?app= or X-MAM-App-Id)"))
         }
-        // Fill in what the request said for the whole upload, so the stored record is complete.
+        // Fill in what the request said for the whole upload, so the stored record is complete:
+        // in place of a member the record left `null` (one name, one member), else in front.
+        var edits = scanned.edits
         var w = JSONWriter(capacity: 96)
-        if wire.appId == nil { w.field("appId", appId) }
-        if wire.deviceId == nil, let d = defaults.deviceId { w.field("deviceId", d) }
-        if wire.sessionId == nil, let s = defaults.sessionId { w.field("sessionId", s) }
-        if wire.identity == nil, let u = defaults.identity { w.field("identity", u) }
+        func fill(_ key: String, _ value: String?, given: String?) {
+            guard given == nil, let value else { return }
+            if let null = scanned.nulls[key] {
+                edits.append(JSONEdit(range: null, replacement: JSONWriter.quoted(value)))
+            } else {
+                w.field(key, value)
+            }
+        }
+        fill("appId", appId, given: wire.appId)
+        fill("deviceId", defaults.deviceId, given: wire.deviceId)
+        fill("sessionId", defaults.sessionId, given: wire.sessionId)
+        fill("identity", defaults.identity, given: wire.identity)
         if let incident = defaults.incident { w.field("incident", incident) }
+        if edits.count > scanned.edits.count { edits.sort { $0.range.lowerBound < $1.range.lowerBound } }
+        var json = edits.isEmpty ? Array(bytes) : JSONEdit.apply(edits, to: bytes)
         if !w.bytes.isEmpty { json = JSONSplice.prepend(w.bytes, to: json) }
         let keys = RecordKeys(
             time: wire.time ?? receivedAt, appId: appId,

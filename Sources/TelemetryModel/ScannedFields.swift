@@ -14,27 +14,49 @@ struct ScannedFields {
         }
     }
 
-    func int(_ key: String) throws -> Int? {
-        switch values[key] {
-        case nil, .null?: return nil
-        case .number(let n)?:
-            if let v = Int(n) { return v }
-            if let d = Double(n), d == d.rounded(), abs(d) < 1e15 { return Int(d) }
-        case .string(let s)?:
-            if let v = Int(s) { return v }
-        default: break
+    /// An integer field of the ``InterpretedField`` table: a JSON number with an integral
+    /// value (`200`, `2e2`) or a string holding one (some SDKs send numbers as text), within
+    /// the field's range. Anything else is refused, naming the field and its range.
+    func integer(_ field: InterpretedField) throws -> Int64? {
+        guard let text = try numberText(field) else { return nil }
+        let path = prefix + field.name
+        if let v = Int64(text) {
+            guard field.contains(v) else { throw FieldError(field.outOfRange(text, path: path)) }
+            return v
         }
-        throw FieldError("\(prefix)\(key): expected an integer")
+        // A fraction, an exponent or more digits than Int64 holds: integral and in range, or refused.
+        guard let d = Double(text), d.isFinite else { throw FieldError(field.outOfRange(text, path: path)) }
+        guard d == d.rounded() else { throw FieldError(field.wrongType(path: path)) }
+        guard let v = Int64(exactly: d), field.contains(v) else { throw FieldError(field.outOfRange(text, path: path)) }
+        return v
     }
 
-    func double(_ key: String) throws -> Double? {
-        switch values[key] {
+    /// A number field of the table: a finite JSON number, or a string holding one in JSON's
+    /// number grammar (so `NaN`, `Infinity` and `0x1p3` are not numbers), within the range.
+    func number(_ field: InterpretedField) throws -> Double? {
+        guard let text = try numberText(field) else { return nil }
+        guard let d = Double(text), field.contains(d) else { throw FieldError(field.outOfRange(text, path: prefix + field.name)) }
+        return d
+    }
+
+    /// The text of a numeric field: a number token, or a string that is one.
+    private func numberText(_ field: InterpretedField) throws -> String? {
+        switch values[field.name] {
         case nil, .null?: return nil
-        case .number(let n)?: if let d = Double(n) { return d }
-        case .string(let s)?: if let d = Double(s) { return d }
-        default: break
+        case .number(let n)?: return n
+        case .string(let s)? where Self.isJSONNumber(s): return s
+        default: throw FieldError(field.wrongType(path: prefix + field.name))
         }
-        throw FieldError("\(prefix)\(key): expected a number")
+    }
+
+    /// Whether `s` is a number in RFC 8259's grammar, nothing around it.
+    static func isJSONNumber(_ s: String) -> Bool {
+        var bytes = Array(s.utf8)
+        return bytes.withUnsafeMutableBufferPointer { b in
+            var cursor = JSONRecordScanner.Cursor(b: UnsafeBufferPointer(b), limits: .walkOnly)
+            guard let first = cursor.peek, first == UInt8(ascii: "-") || (first >= 0x30 && first <= 0x39) else { return false }
+            return (try? cursor.number(keep: false)) != nil && cursor.atEnd
+        }
     }
 
     func bool(_ key: String) throws -> Bool? {
@@ -48,17 +70,28 @@ struct ScannedFields {
         throw FieldError("\(prefix)\(key): expected a boolean")
     }
 
+    /// The record's device time: epoch milliseconds (a fraction is cut off) or RFC 3339
+    /// text of a real instant, within ``InterpretedField/time``'s range.
     func time(_ key: String) throws -> Int64? {
+        let field = InterpretedField.time
+        let path = prefix + key
         switch values[key] {
         case nil, .null?: return nil
         case .number(let n)?:
-            if let v = Int64(n), Timestamp.acceptedRange.contains(v) { return v }
-            if let d = Double(n), let ms = Timestamp.milliseconds(fromJSONNumber: d) { return ms }
+            if let v = Int64(n), field.contains(v) { return v }
+            guard let d = Double(n), field.contains(d) else { throw FieldError(field.outOfRange(n, path: path)) }
+            return Int64(d.rounded(.towardZero))
         case .string(let s)?:
-            if let ms = Timestamp.parse(s), Timestamp.acceptedRange.contains(ms) { return ms }
-        default: break
+            switch Timestamp.check(s) {
+            case .success(let ms):
+                guard field.contains(ms) else { throw FieldError(field.outOfRange(s, path: path)) }
+                return ms
+            case .failure(let invalid):
+                throw FieldError("\(path): \(InterpretedField.clip(s)): \(invalid.reason)")
+            }
+        default:
+            throw FieldError("\(path): expected RFC 3339 time (2026-11-21T10:15:30.123Z) or epoch milliseconds")
         }
-        throw FieldError("\(prefix)\(key): expected RFC 3339 time (2026-11-21T10:15:30.123Z) or epoch milliseconds")
     }
 
     /// The record's `settings` object as flags (absent or null: unspecified).
@@ -117,15 +150,18 @@ extension WireEvent {
         case .object?: data = ScannedFields(values: r.data, prefix: "data.")
         default: throw FieldError("data: expected an object")
         }
+        /// `data`'s member, else the top level's; both are checked when both are there, since
+        /// a reader may look at either.
         func pick<T>(_ read: (ScannedFields) throws -> T?) throws -> T? {
-            if let data, let v = try read(data) { return v }
-            return try read(top)
+            let inData = try data.flatMap { try read($0) }
+            let atTop = try read(top)
+            return inData ?? atTop
         }
-        statusCode = try pick { try $0.int("statusCode") }
+        statusCode = try pick { try $0.integer(.statusCode) }.map { Int($0) }
         operation = try pick { try $0.string("operation") }
         managementType = try pick { try $0.string("managementType") }
         action = try pick { try $0.string("action") }
-        durationMs = try pick { try $0.double("durationMs") }
+        durationMs = try pick { try $0.number(.durationMs) }
         didSucceed = try pick { try $0.bool("didSucceed") }
     }
 }

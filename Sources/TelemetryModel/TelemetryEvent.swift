@@ -79,9 +79,9 @@ public struct TelemetryEventDecoder {
         }
         do {
             let wire = try WireEvent(scanned: scanned)
-            let json = scanned.hasLayoutWhitespace ? JSONShape.compact(bytes, removing: scanned.layout) : Array(bytes)
             return .success(
-                DecodedRecord(json: json, keys: wire.keys(receivedAt: receivedAt), flags: wire.flags, eventId: wire.eventId))
+                DecodedRecord(
+                    json: scanned.canonical(bytes), keys: wire.keys(receivedAt: receivedAt), flags: wire.flags, eventId: wire.eventId))
         } catch {
             return .failure(Message(describe(error)))
         }

@@ -1,7 +1,13 @@
 /// A point in time as a query parameter: RFC 3339, epoch milliseconds, `now`, or relative to
 /// now like `-15m`, `-2h`, `-7d` (the forms `journalctl --since` users reach for).
 public enum TimeExpression {
+    /// A time outside ``Timestamp/acceptedRange`` is moved to its edge: no record lies
+    /// beyond it, and every window computed from the result stays far from `Int64`'s ends.
     public static func parse(_ text: String, now: Int64) -> Int64? {
+        unclamped(text, now: now).map { min(max($0, Timestamp.acceptedRange.lowerBound), Timestamp.acceptedRange.upperBound) }
+    }
+
+    static func unclamped(_ text: String, now: Int64) -> Int64? {
         let t = text.trimmingCharactersInSetWhitespace()
         if t == "now" { return now }
         if let first = t.first, first == "-" || first == "+" {

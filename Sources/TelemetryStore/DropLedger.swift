@@ -77,8 +77,7 @@ public final class DropLedger: Service, Sendable {
     }
 
     static func hour(of time: Int64) -> Int64 {
-        let q = time / hourMs
-        return (time % hourMs < 0 ? q - 1 : q) * hourMs
+        time.flooredToMultiple(of: hourMs)
     }
 
     /// Adds counts per app for records received at `receivedAt`.

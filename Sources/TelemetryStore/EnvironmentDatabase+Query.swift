@@ -117,7 +117,7 @@ extension EnvironmentDatabase {
                     if lines == nil {
                         lines = try row.withUnsafeData(named: "payload") { try block.lines($0 ?? Data()) }
                     }
-                    let shown = try lines!.withLine(i) { raw -> Bool in
+                    func show(_ raw: UnsafeBufferPointer<UInt8>) throws -> Bool {
                         func offer(_ json: UnsafeBufferPointer<UInt8>) throws -> Bool {
                             // Match the text the caller will see, never bytes it will not.
                             if let needle, !json.containsCaseInsensitive(needle) { return false }
@@ -129,6 +129,11 @@ extension EnvironmentDatabase {
                         // A record the caller is shown as stored is offered without a copy.
                         guard let shown = presenter?.shownJSON(raw, keys: keys[i]) else { return try offer(raw) }
                         return try shown.withUnsafeBufferPointer(offer)
+                    }
+                    // A record an older version stored is read in the form every reader can parse.
+                    let shown = try lines!.withLine(i) { raw -> Bool in
+                        guard let repaired = CanonicalJSON.repairing(stored: raw) else { return try show(raw) }
+                        return try repaired.withUnsafeBufferPointer(show)
                     }
                     guard shown else { continue }
                 }

@@ -7,14 +7,11 @@ public enum EventRollupScope {
     public static let hourMs: Int64 = 3_600_000
 
     /// The start of the hour holding `time` (floor, also before 1970).
-    public static func hour(of time: Int64) -> Int64 {
-        let q = time / hourMs
-        return (time % hourMs < 0 ? q - 1 : q) * hourMs
-    }
+    public static func hour(of time: Int64) -> Int64 { time.flooredToMultiple(of: hourMs) }
 
     /// The starts of the hours lying wholly inside `since...until`, nil when there are none.
     public static func wholeHours(since: Int64, until: Int64) -> Range<Int64>? {
-        let first = since == hour(of: since) ? since : hour(of: since) + hourMs
+        let first = since == hour(of: since) ? since : hour(of: since).saturatingAdding(hourMs)
         let end = until == Int64.max ? hour(of: until) : hour(of: until + 1)
         return first < end ? first..<end : nil
     }

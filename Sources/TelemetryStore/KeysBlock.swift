@@ -48,8 +48,7 @@ enum KeysBlock {
                 w.varint(UInt64(refs[r]))
                 r += 1
             }
-            // 0 = absent, else zig-zag code + 1.
-            w.varint(k.statusCode.map { zigzag(Int64($0)) + 1 } ?? 0)
+            w.varint(statusCodeCode(k.statusCode))
             if let d = k.durationMs {
                 w.bytes.append(1)
                 w.int64(Int64(bitPattern: d.bitPattern))
@@ -89,8 +88,7 @@ enum KeysBlock {
                 time: time, appId: try string(), deviceId: try string(), sessionId: try string(),
                 identity: try string(), name: try string(), detail: try string())
             k.incident = try string()
-            let z = try r.varint()
-            if z > 0 { k.statusCode = Int(truncatingIfNeeded: unzigzag(z - 1)) }
+            k.statusCode = statusCode(ofCode: try r.varint())
             switch try r.byte() {
             case 0: break
             case 1: k.durationMs = Double(bitPattern: UInt64(bitPattern: try r.int64()))
@@ -111,6 +109,20 @@ enum KeysBlock {
         }
         guard r.atEnd else { throw StoreError.corruptBlock("bytes after the last record") }
         return out
+    }
+
+    /// A status code as stored: 0 = absent, else its zig-zag code + 1. Ingest keeps codes
+    /// within ``InterpretedField/statusCode``; any other `Int` (a caller that built keys
+    /// itself) is stored as well, except `Int.min`, whose code + 1 does not fit and which is
+    /// stored as `Int.min + 1`, so no value given to the store can trap it.
+    @inline(__always) static func statusCodeCode(_ code: Int?) -> UInt64 {
+        guard let code else { return 0 }
+        return zigzag(max(Int64(code), -Int64.max)) + 1
+    }
+
+    /// The status code a stored code stands for (any code, as written by any version).
+    @inline(__always) static func statusCode(ofCode z: UInt64) -> Int? {
+        z > 0 ? Int(truncatingIfNeeded: unzigzag(z - 1)) : nil
     }
 
     @inline(__always) static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }

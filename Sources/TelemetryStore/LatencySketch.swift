@@ -25,7 +25,7 @@ public struct LatencySketch: Sendable, Hashable {
     public init() {}
 
     /// How many values the sketch holds.
-    public var total: Int { counts.reduce(0, +) }
+    public var total: Int { counts.reduce(0, Int.saturatingSum) }
 
     public var isEmpty: Bool { keys.isEmpty }
 
@@ -42,7 +42,7 @@ public struct LatencySketch: Sendable, Hashable {
             if keys[mid] < key { low = mid + 1 } else { high = mid }
         }
         if low < keys.count, keys[low] == key {
-            counts[low] += count
+            counts[low] = Int.saturatingSum(counts[low], count)
         } else {
             keys.insert(key, at: low)
             counts.insert(count, at: low)
@@ -72,7 +72,7 @@ public struct LatencySketch: Sendable, Hashable {
                 j += 1
             } else {
                 mergedKeys.append(keys[i])
-                mergedCounts.append(counts[i] + other.counts[j])
+                mergedCounts.append(Int.saturatingSum(counts[i], other.counts[j]))
                 i += 1
                 j += 1
             }
@@ -91,14 +91,22 @@ public struct LatencySketch: Sendable, Hashable {
         let total = self.total
         guard total > 0 else { return ps.map { _ in nil } }
         return ps.map { p in
-            let rank = min(max(Int((p * Double(total)).rounded(.up)), 1), total)
+            let rank = Self.rank(p, of: total)
             var seen = 0
             for (key, n) in zip(keys, counts) {
-                seen += n
+                seen = Int.saturatingSum(seen, n)
                 if seen >= rank { return Self.value(of: key) }
             }
             return Self.value(of: keys[keys.count - 1])
         }
+    }
+
+    /// The nearest rank of percentile `p` among `total` values, within 1...total whatever `p`
+    /// and `total` are (the conversion of `p * total` cannot trap).
+    static func rank(_ p: Double, of total: Int) -> Int {
+        let wanted = (p * Double(total)).rounded(.up)
+        guard let rank = Int(exactly: wanted) else { return wanted > 0 ? total : 1 }
+        return min(max(rank, 1), total)
     }
 
     /// `value` rounded toward zero to the sketch's precision: what a percentile answers for it.
@@ -185,8 +193,12 @@ public struct LatencyAccumulator: Sendable {
         add(ordinal: LatencySketch.ordinal(of: value), count: 1)
     }
 
+    /// Adds a sketch's buckets; a bucket that stands for no finite value (only a damaged
+    /// stored sketch can have one) is left out, as `add` leaves out such values.
     public mutating func merge(_ sketch: LatencySketch) {
-        sketch.forEachBucket { add(ordinal: $0, count: $1) }
+        sketch.forEachBucket { ordinal, count in
+            if LatencySketch.value(of: ordinal).isFinite { add(ordinal: ordinal, count: count) }
+        }
     }
 
     public mutating func merge(_ other: LatencyAccumulator) {
@@ -200,27 +212,36 @@ public struct LatencyAccumulator: Sendable {
         } else if ordinal < base {
             counts.insert(contentsOf: repeatElement(0, count: Int(base - ordinal)), at: 0)
             base = ordinal
-            counts[0] += count
+            counts[0] = Int.saturatingSum(counts[0], count)
         } else if Int(ordinal - base) >= counts.count {
             counts.append(contentsOf: repeatElement(0, count: Int(ordinal - base) - counts.count + 1))
-            counts[counts.count - 1] += count
+            counts[counts.count - 1] = Int.saturatingSum(counts[counts.count - 1], count)
         } else {
-            counts[Int(ordinal - base)] += count
+            counts[Int(ordinal - base)] = Int.saturatingSum(counts[Int(ordinal - base)], count)
         }
-        total += count
+        total = Int.saturatingSum(total, count)
     }
 
     /// Nearest-rank percentiles, as ``LatencySketch/percentiles(_:)`` answers them.
     public func percentiles(_ ps: [Double]) -> [Double?] {
         guard total > 0 else { return ps.map { _ in nil } }
         return ps.map { p in
-            let rank = min(max(Int((p * Double(total)).rounded(.up)), 1), total)
+            let rank = LatencySketch.rank(p, of: total)
             var seen = 0
             for (i, n) in counts.enumerated() {
-                seen += n
+                seen = Int.saturatingSum(seen, n)
                 if seen >= rank { return LatencySketch.value(of: base + UInt32(i)) }
             }
             return LatencySketch.value(of: base + UInt32(counts.count - 1))
         }
+    }
+}
+
+extension Int {
+    /// `a + b`, or `Int.max` when that does not fit: counts read back from storage are summed
+    /// with it, so a damaged count cannot trap a stats answer.
+    @inline(__always) static func saturatingSum(_ a: Int, _ b: Int) -> Int {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b > 0 ? .max : .min) : sum
     }
 }

@@ -199,7 +199,7 @@ enum Segment {
             }
             w.bytes.append(contentsOf: codes.bytes)
         }
-        for i in members { w.varint(records[i].keys.statusCode.map { KeysBlock.zigzag(Int64($0)) + 1 } ?? 0) }
+        for i in members { w.varint(KeysBlock.statusCodeCode(records[i].keys.statusCode)) }
         for i in members {
             // Whole milliseconds (what SDKs send) as a varint; anything else as the raw double.
             if let d = records[i].keys.durationMs {
@@ -267,10 +267,7 @@ enum Segment {
                 keys[i][keyPath: field] = values[index]
             }
         }
-        for i in 0..<count {
-            let z = try r.varint()
-            if z > 0 { keys[i].statusCode = Int(truncatingIfNeeded: KeysBlock.unzigzag(z - 1)) }
-        }
+        for i in 0..<count { keys[i].statusCode = KeysBlock.statusCode(ofCode: try r.varint()) }
         for i in 0..<count {
             switch try r.byte() {
             case 0: break

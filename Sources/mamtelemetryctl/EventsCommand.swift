@@ -39,7 +39,7 @@ struct EventsCommand: AsyncParsableCommand {
             if let code = (data["statusCode"] ?? e["statusCode"]) as? Int {
                 detail = EnrollmentStatus.label(of: code)
                 if let op = data["operation"] as? String { detail = "\(op) \(detail)" }
-                if let ms = data["durationMs"] as? Double { detail += " \(Int(ms))ms" }
+                if let ms = data["durationMs"] as? Double { detail += " \(DurationText.milliseconds(ms))ms" }
             } else if let m = data["managementType"] as? String {
                 detail = m
             } else if let a = data["action"] as? String {

@@ -57,7 +57,7 @@ import Testing
         (1, "", LogLevel.verbose), (4, "", .verbose), (5, "DEBUG", .verbose), (8, "", .verbose), (9, "", .info),
         (12, "", .info), (13, "", .warning), (16, "", .warning), (17, "", .error), (21, "FATAL", .error), (24, "", .error),
         (0, "WARN", .warning), (0, "Warning", .warning), (0, "TRACE", .verbose), (0, "Debug2", .verbose),
-        (0, "CRITICAL", .error), (0, "Information", .info), (0, "", .info), (0, "loud", .info), (30, "ERROR", .error),
+        (0, "CRITICAL", .error), (0, "Information", .info), (0, "", .info), (0, "loud", .info),
     ])
     func severityBecomesTheSDKLevel(number: Int, text: String, level: LogLevel) throws {
         let batch = try decode(

@@ -84,12 +84,12 @@ import Testing
         let compacted = try bytes.withUnsafeBufferPointer { b in
             let record = try scanner.scan(b).get()
             #expect(record.top["message"] == .string("keep  these  spaces"))
-            #expect(record.hasLayoutWhitespace)
-            return JSONShape.compact(b, removing: record.layout)
+            #expect(!record.edits.isEmpty)
+            return record.canonical(b)
         }
         #expect(String(decoding: compacted, as: UTF8.self) == #"{"message":"keep  these  spaces","n":[1,2]}"#)
         let tight = Array(#"{"a":"b c"}"#.utf8)
-        #expect(try tight.withUnsafeBufferPointer { try scanner.scan($0).get().layout }.isEmpty)
+        #expect(try tight.withUnsafeBufferPointer { try scanner.scan($0).get().edits }.isEmpty)
     }
 
     /// The scanner checks non-ASCII strings itself: it must accept and refuse exactly what
@@ -108,7 +108,7 @@ import Testing
                 (0..<n).map { _ in UInt8(truncatingIfNeeded: random.next() % 3 == 0 ? random.next() % 0x80 : 0x80 + random.next() % 0x80) })
         }
         for bytes in cases {
-            let ours = bytes.withUnsafeBufferPointer { JSONRecordScanner.Cursor.isValidUTF8($0) }
+            let ours = bytes.withUnsafeBufferPointer { JSONStringToken.isValidUTF8($0) }
             #expect(ours == (String(validating: bytes, as: UTF8.self) != nil), "\(bytes)")
         }
     }

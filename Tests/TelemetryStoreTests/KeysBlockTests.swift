@@ -32,6 +32,23 @@ import Testing
         #expect(decoded[9].durationMs?.sign == .minus)
     }
 
+    /// Whatever keys a caller hands the store, encoding cannot trap: `Int.min`, whose zig-zag
+    /// code + 1 does not fit, is kept as `Int.min + 1`; every other value and every double
+    /// (infinities, NaN, 1e19) comes back as given, in a batch and in a compacted segment.
+    @Test func extremeValuesAreStoredWithoutTrapping() throws {
+        let codes: [Int?] = [.min, .min + 1, .max, -1, 0, nil]
+        let durations: [Double?] = [.infinity, -.infinity, .nan, 1e19, -1, -0.0, .leastNonzeroMagnitude, nil]
+        let keys = codes.enumerated().flatMap { i, code in
+            durations.map { d in RecordKeys(time: Int64(i), appId: "a", statusCode: code, durationMs: d) }
+        }
+        let records = keys.enumerated().map { i, k in Segment.Record(id: Int64(i + 1), receivedAt: 0, keys: k, json: Array("{}".utf8)[...])
+        }
+        for decoded in [try KeysBlock.decode(KeysBlock.encode(keys)), try Segment.decodeKeys(Segment.encode(records).keys).keys] {
+            #expect(decoded.map(\.statusCode) == keys.map { $0.statusCode == .min ? .min + 1 : $0.statusCode })
+            #expect(zip(decoded, keys).allSatisfy { a, b in a.durationMs?.bitPattern == b.durationMs?.bitPattern })
+        }
+    }
+
     @Test func emptyBatchRoundTrips() throws {
         #expect(try KeysBlock.decode(KeysBlock.encode([])) == [])
     }

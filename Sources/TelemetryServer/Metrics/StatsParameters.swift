@@ -40,7 +40,7 @@ struct StatsParameters: Sendable {
             return t
         }
         let until = try time("until", default: now)
-        let since = try time("since", default: until - defaultWindow)
+        let since = try time("since", default: until.saturatingSubtracting(defaultWindow))
         guard since <= until else {
             throw APIError.badRequest("invalid_parameter", "since must not be after until")
         }
@@ -77,8 +77,7 @@ struct StatsParameters: Sendable {
     }
 
     func bucketStart(_ time: Int64) -> Int64 {
-        let q = time / interval
-        return (time % interval < 0 ? q - 1 : q) * interval
+        time.flooredToMultiple(of: interval)
     }
 
     var window: StatsWindow {

@@ -134,7 +134,7 @@ public func buildRouter(
     let router = Router(context: AppRequestContext.self)
     // Middleware applies to the routes added after it: count every request, refused ones too.
     router.add(middleware: HTTPMetricsMiddleware(factory: c.metrics.factory))
-    router.add(middleware: BackendUnavailableMiddleware())
+    router.add(middleware: StoreErrorMiddleware(logger: logger))
     let settings = c.settings
     var accessLog = logger
     accessLog[metadataKey: "log"] = "access"

@@ -29,16 +29,20 @@ struct IngestHarness: Sendable {
         var errorMessage: String { ((json["error"] as? [String: Any])?["message"] as? String) ?? body }
     }
 
+    /// `parent` is where the data directory is made (the temporary directory unless a test
+    /// needs a particular filesystem); `configure` changes the configuration before start.
     static func run(
-        faults: any CommitFaultInjector = NoCommitFaults(),
+        faults: any CommitFaultInjector = NoCommitFaults(), parent: URL = FileManager.default.temporaryDirectory,
+        configure: (inout ServerConfiguration) -> Void = { _ in },
         _ test: @escaping @Sendable (IngestHarness) async throws -> Void
     ) async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-\(UUID().uuidString)")
+        let dir = parent.appendingPathComponent("ingest-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         var configuration = ServerConfiguration()
         configuration.dataDirectory = dir
         configuration.journalMirror = false
+        configure(&configuration)
         let logger = Logger(label: "ingest-tests")
         let components = try DaemonComponents(
             configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(),

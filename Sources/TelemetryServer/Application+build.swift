@@ -72,6 +72,8 @@ public struct DaemonComponents: Sendable {
             // The compactor merges the store's old small batches into segments.
             storeServices = [sqlite.committer, sqlite.compactor]
         }
+        // Bundles spool their members here while they stream out.
+        try PrivateFiles.directory(dir.appendingPathComponent("tmp"))
         let control = try ControlDatabase.open(directory: dir)
         registry = try AppRegistry(pool: control)
         registry.setConfigured(configuration.configuredApps)
@@ -101,12 +103,7 @@ public struct DaemonComponents: Sendable {
         guard configuration.auth.enabled, tokens.isEmpty else { return nil }
         let (_, secret) = try await tokens.create(name: "first-start admin", scopes: [.admin], apps: [], now: clock.nowMilliseconds())
         let path = configuration.dataDirectory.appendingPathComponent("admin.token")
-        try? FileManager.default.removeItem(at: path)
-        guard
-            FileManager.default.createFile(atPath: path.path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600])
-        else {
-            throw CocoaError(.fileWriteNoPermission)
-        }
+        try PrivateFiles.createFile(path.path, contents: Array((secret + "\n").utf8))
         return path
     }
 

@@ -6,10 +6,12 @@ import GRDB
 /// One pool, shared by `AppRegistry`, `TokenStore` and `DropLedger`.
 public enum ControlDatabase {
     public static func open(directory: URL) throws -> DatabasePool {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try PrivateFiles.directory(directory, narrowing: false)
         var config = Configuration()
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        let pool = try DatabasePool(path: directory.appendingPathComponent("control.sqlite").path, configuration: config)
+        let path = directory.appendingPathComponent("control.sqlite").path
+        try PrivateFiles.database(path)
+        let pool = try DatabasePool(path: path, configuration: config)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("apps-v1") { db in
             try db.execute(

@@ -136,7 +136,8 @@ public func buildRouter(
     var accessLog = logger
     accessLog[metadataKey: "log"] = "access"
     let api = APIRoutes(
-        router: router, tokens: c.tokens, configuration: c.configuration.auth, accessLog: accessLog, table: routeTable)
+        router: router, tokens: c.tokens, configuration: c.configuration.auth, accessLog: accessLog,
+        incidents: IncidentApps(store: c.store), table: routeTable)
     let commitQueue = c.commitQueue
     let storeCheck = ReadinessCheck(name: "store", required: true) {
         commitQueue.isHealthy() ? (true, "open, accepting") : (false, "commit in progress for too long")

@@ -57,6 +57,30 @@ public enum ControlDatabase {
                     ) WITHOUT ROWID
                     """)
         }
+        migrator.registerMigration("token-apps-v2") { db in
+            // A token's app ids as rows: the comma-joined `apps` column could not hold an
+            // empty id or one with a comma (`[""]` came back unbound, `["a,b"]` as two apps).
+            // Existing rows are read the way the daemon always read them. The column is still
+            // written (ids can no longer hold a comma or be empty, so it is exact) so that an
+            // older daemon started on this file keeps every binding.
+            try db.execute(
+                sql: """
+                    CREATE TABLE token_app (
+                      tokenId TEXT NOT NULL REFERENCES token(id),
+                      position INTEGER NOT NULL,
+                      appId TEXT NOT NULL,
+                      PRIMARY KEY (tokenId, position)
+                    ) WITHOUT ROWID
+                    """)
+            for row in try Row.fetchAll(db, sql: "SELECT id, apps FROM token WHERE apps != ''") {
+                let apps = (row["apps"] as String).split(separator: ",").map(String.init)
+                for (position, app) in apps.enumerated() {
+                    try db.execute(
+                        sql: "INSERT INTO token_app(tokenId, position, appId) VALUES (?, ?, ?)",
+                        arguments: [row["id"] as String, position, app])
+                }
+            }
+        }
         try migrator.migrate(pool)
         return pool
     }

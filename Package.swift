@@ -185,6 +185,7 @@ let package = Package(
             name: "TelemetryServerTests",
             dependencies: [
                 "TelemetryServer", "Compression", "OTLP", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

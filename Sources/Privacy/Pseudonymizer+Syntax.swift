@@ -5,6 +5,8 @@ extension Pseudonymizer {
     public static func isIdentityPseudonym(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         guard bytes.count == 29, bytes.starts(with: Array("user-".utf8)) else { return false }
-        return bytes.dropFirst(5).allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+        return bytes.dropFirst(5).allSatisfy {
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+        }
     }
 }

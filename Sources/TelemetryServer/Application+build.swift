@@ -160,7 +160,7 @@ public func buildRouter(
         settings: settings, rateLimiter: rateLimiter, drops: DropCounter(ledger: c.drops, factory: c.metrics.factory),
         metrics: IngestMetrics(factory: c.metrics.factory), logger: logger)
     IngestRoutes(pipeline: pipeline, admission: admission, refusals: IngestRefusalLog(logger: logger, clock: c.clock)).register(on: api)
-    QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
+    QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer, tokens: c.tokens).register(on: api)
     AppRoutes(registry: c.registry, clock: c.clock).register(on: api)
     TokenRoutes(tokens: c.tokens, clock: c.clock).register(on: api)
     OpenAPIRoutes().register(on: api)

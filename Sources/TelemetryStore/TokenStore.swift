@@ -97,6 +97,10 @@ public final class TokenStore: Sendable {
         return stream
     }
 
+    /// How many streams are waiting for change notices (for tests that must know a stream
+    /// is listening before they change a token).
+    public var watcherCount: Int { watchers.withLock { $0.count } }
+
     /// The token with `id` as the daemon knows it now (revoked ones included), or nil.
     public func token(id: String) -> Token? { byID.withLock { $0[id]?.token } }
 

@@ -24,7 +24,8 @@ import Testing
         var lines: [String] = []
         for (i, user) in [upn, "bob@contoso.com", ""].enumerated() {
             let identity = user.isEmpty ? "" : #","identity":"\#(user)""#
-            lines.append(#"{"name":"AppLaunch","appId":"com.contoso.a","deviceId":"device-\#(i)"\#(identity),"data":{"managementType":"MDM"}}"#)
+            lines.append(
+                #"{"name":"AppLaunch","appId":"com.contoso.a","deviceId":"device-\#(i)"\#(identity),"data":{"managementType":"MDM"}}"#)
         }
         for (uri, body) in [
             ("/v1/telemetry", lines.joined(separator: "\n")),
@@ -68,7 +69,8 @@ import Testing
         try await AccessTestDaemon.run { daemon, client in
             try await Self.seed(daemon, client)
             let read = daemon.credentials.first { $0.label == "read" }!
-            let (_, readBundle) = try await daemon.components.tokens.create(name: "read+bundle", scopes: [.read, .bundle], apps: [], now: 0)
+            let (_, readBundle) = try await daemon.components.tokens.create(
+                name: "read+bundle", scopes: [.read, .bundle], apps: [], now: 0)
             let pseudonym = daemon.components.pseudonymizer.identityPseudonym(Self.upn)
             var rng = SeededRandom(seed: 0x1D3A_7117)
             var refused = 0
@@ -97,7 +99,8 @@ import Testing
             // The pseudonym (any case, padded) finds exactly the user's records, bundles included.
             for spelling in [pseudonym, pseudonym.uppercased(), "%20\(pseudonym)%20"] {
                 let (status, text) = try await Self.get(client, "/v1/events?identity=\(spelling)", token: read.secret!)
-                let events = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])["events"]
+                let events =
+                    try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])["events"]
                     as? [[String: Any]]
                 #expect(status == 200 && events?.count == 1 && events?.first?["deviceId"] as? String == "device-0", "\(text)")
             }
@@ -121,7 +124,9 @@ import Testing
     @Test func repeatedAndMisspeltParametersAreRefused() async throws {
         try await AccessTestDaemon.run { daemon, client in
             let admin = daemon.secret("admin")
-            for query in ["app=a&app=b", "identity=x&identity=x", "Identity=x", "IDENTITY=x", "%20identity=x", "App=com.a", "limit=1&limit=2"] {
+            for query in [
+                "app=a&app=b", "identity=x&identity=x", "Identity=x", "IDENTITY=x", "%20identity=x", "App=com.a", "limit=1&limit=2",
+            ] {
                 let (status, text) = try await Self.get(client, "/v1/events?\(query)", token: admin)
                 #expect(status == 400 && text.contains("invalid_parameter"), "\(query): \(status) \(text)")
             }

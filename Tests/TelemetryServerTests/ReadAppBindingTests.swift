@@ -102,7 +102,8 @@ import Testing
                     let full = query + (bundle ? (query.isEmpty ? "" : "&") + "format=tar.gz" : "")
                     let uri = full.isEmpty ? path : "\(path)?\(full)"
                     let (status, text) = try await get(client, uri, token: secret)
-                    let namesOther = path.contains(other.id) || path.contains(other.guid) || query.contains("app=\(Self.other)")
+                    let namesOther =
+                        path.contains(other.id) || path.contains(other.guid) || query.contains("app=\(Self.other)")
                         || query.contains("incident=\(other.id)") || query.contains("incident=\(other.guid)")
                     if namesOther, case .perApp = route.apps {
                         #expect([403, 404].contains(status), "\(uri) named the other app and answered \(status): \(text.prefix(300))")

@@ -11,6 +11,7 @@ struct QueryRoutes: Sendable {
     let store: any RecordStore
     let clock: any WallClock
     let pseudonymizer: Pseudonymizer
+    let tokens: TokenStore
 
     func register(on api: APIRoutes) {
         let read = api.requiring(.read, apps: .perApp)
@@ -25,7 +26,12 @@ struct QueryRoutes: Sendable {
             context.query, kind: kind, now: clock.nowMilliseconds(), visibility: visibility, apps: context.readableApps)
         let accept = request.headers[.accept]?.lowercased() ?? ""
         if follow {
-            return FollowStream(store: store, query: query, serverSentEvents: accept.contains("text/event-stream")).response()
+            // Only a token the store knows is re-checked (with auth off, the caller is no token).
+            let access = context.principal.flatMap { p in
+                tokens.token(id: p.id).map { _ in FollowAccess(tokens: tokens, opened: p, scope: .read) }
+            }
+            return FollowStream(store: store, query: query, serverSentEvents: accept.contains("text/event-stream"), access: access)
+                .response()
         }
         let ndjson = accept.contains("application/x-ndjson") || accept.contains("application/x-json-stream")
         return try await PageStream(store: store, query: query, member: member, ndjson: ndjson).response()

@@ -78,7 +78,9 @@ import Testing
                         #expect($0.status == .noContent)
                     }
                 case .lostReadOnReload:
-                    try await control.write { try $0.execute(sql: "UPDATE token SET scopes = 'ingest' WHERE id = ?", arguments: [token.id]) }
+                    try await control.write {
+                        try $0.execute(sql: "UPDATE token SET scopes = 'ingest' WHERE id = ?", arguments: [token.id])
+                    }
                     try tokens.reload()
                 case .lostPIIOnReload:
                     try await control.write { try $0.execute(sql: "UPDATE token SET scopes = 'read' WHERE id = ?", arguments: [token.id]) }

@@ -18,7 +18,8 @@ struct FollowAccess: Sendable {
         }
         guard now.allows(scope) else {
             return APIError(
-                .forbidden, code: "insufficient_scope", message: "token '\(opened.name)' no longer has the '\(scope.rawValue)' scope; the stream ends")
+                .forbidden, code: "insufficient_scope",
+                message: "token '\(opened.name)' no longer has the '\(scope.rawValue)' scope; the stream ends")
         }
         guard now.allows(.pii) == opened.allows(.pii), now.readableApps == opened.readableApps else {
             return APIError(

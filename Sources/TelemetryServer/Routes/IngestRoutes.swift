@@ -76,7 +76,7 @@ struct IngestRoutes: Sendable {
         let body = try await read(request, route: "logs", budget: budget)
         let contentType = request.headers[.contentType]
         if let encoding = OTLPEncoding.detect(contentType: contentType, body: body) {
-            return try await otlpLogs(body, encoding: encoding, principal: principal)
+            return try await otlpLogs(body, encoding: encoding, principal: principal, budget: budget)
         }
         func param(_ name: String, _ header: String) -> String? {
             context.query.value(name) ?? request.headers[HTTPField.Name(header)!]

@@ -188,6 +188,7 @@ let package = Package(
             name: "TelemetryServerTests",
             dependencies: [
                 "TelemetryServer", "Compression", "OTLP", "TestSupport", "Systemd", "Privacy", "Bundles",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

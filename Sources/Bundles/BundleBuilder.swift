@@ -102,10 +102,7 @@ public struct BundleBuilder: Sendable {
             let member = try MemberFile(name: name, directory: temporaryDirectory)
             defer { member.remove() }
             let before = redactor.counts
-            let first = RecordQuery(
-                kind: kind, env: bundle.env, app: bundle.request.app, device: bundle.request.device,
-                session: bundle.request.session, identity: bundle.request.identity, incident: bundle.request.incident,
-                since: bundle.since, until: bundle.until, limit: pageSize, order: .asc)
+            let first = query(bundle, kind: kind)
             let pass = BundleRecordPass(
                 kind: kind, redactor: redactor, timeline: timeline, summary: summary, member: member, capture: capture)
             let store = store
@@ -175,11 +172,28 @@ public struct BundleBuilder: Sendable {
         return ManifestFile(name: name, size: Int64(bytes.count), sha256: MemberFile.digest(bytes))
     }
 
+    /// The first page's query for one kind of record in the bundle's scope.
+    private func query(_ bundle: PreparedBundle, kind: RecordKind) -> RecordQuery {
+        let r = bundle.request
+        var q = RecordQuery(
+            kind: kind, env: bundle.env, app: r.app, device: r.device, session: r.session, identity: r.identity,
+            incident: r.incident, since: bundle.since, until: bundle.until, limit: pageSize, order: .asc)
+        q.apps = r.apps
+        q.identityPseudonym = r.identityPseudonym.map {
+            IdentityPseudonymFilter(pseudonym: $0, pseudonymOf: pseudonymizer.identityPseudonym)
+        }
+        return q
+    }
+
     private func header(_ b: PreparedBundle, redaction: Bool) -> [String] {
         var scope: [String] = []
         if let v = b.request.incident { scope.append("incident \(v)") }
         if let v = b.request.device { scope.append("device \(v)") }
-        if let v = b.request.identity { scope.append("identity \(b.request.piiAllowed ? v : pseudonymizer.identityPseudonym(v))") }
+        if let v = b.request.identity {
+            scope.append("identity \(b.request.piiAllowed ? v : pseudonymizer.identityPseudonym(v))")
+        } else if let p = b.request.identityPseudonym {
+            scope.append("identity \(p)")
+        }
         if let v = b.request.app { scope.append("app \(v)") }
         if let v = b.request.session { scope.append("session \(v)") }
         return [
@@ -211,7 +225,7 @@ public struct BundleBuilder: Sendable {
         files: [ManifestFile], journalNote: String?, timeline: Timeline
     ) throws -> [UInt8] {
         let r = b.request
-        let identity = redactor.enabled ? r.identity.map(pseudonymizer.identityPseudonym) : r.identity
+        let identity = redactor.enabled || r.identity == nil ? r.identityScopePseudonym(pseudonymizer) : r.identity
         let request: [String: Any] = [
             "incident": r.incident ?? NSNull(), "device": r.device ?? NSNull(), "identity": identity ?? NSNull(),
             "app": r.app ?? NSNull(), "session": r.session ?? NSNull(), "env": b.env.rawValue,

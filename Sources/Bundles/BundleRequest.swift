@@ -1,5 +1,6 @@
 import Archive
 import Foundation
+import Privacy
 import TelemetryModel
 
 /// What a support engineer asked for: a scope (at least one of incident, device, identity,
@@ -11,6 +12,11 @@ public struct BundleRequest: Sendable, Hashable {
     public var device: String?
     /// Compared case-insensitively: stored lower-cased.
     public var identity: String? { didSet { identity = identity?.lowercased() } }
+    /// The identity scope as a `user-…` pseudonym (how a caller without `pii` names a user):
+    /// the records whose identity has it.
+    public var identityPseudonym: String? { didSet { identityPseudonym = identityPseudonym?.lowercased() } }
+    /// Only these apps' records (the caller's app binding); nil: every app.
+    public var apps: Set<String>?
     public var app: String?
     public var session: String?
     /// Window, epoch ms inclusive; nil = default (incident window or last 24 h).
@@ -43,7 +49,12 @@ public struct BundleRequest: Sendable, Hashable {
     /// The scope parameter names, as the API spells them.
     public static let scopeParameters = ["incident", "device", "identity", "app", "session"]
 
-    public var hasScope: Bool { [incident, device, identity, app, session].contains { !($0 ?? "").isEmpty } }
+    public var hasScope: Bool { [incident, device, identity, identityPseudonym, app, session].contains { !($0 ?? "").isEmpty } }
+
+    /// The pseudonym of the identity scope, however it was given.
+    func identityScopePseudonym(_ pseudonymizer: Pseudonymizer) -> String? {
+        identityPseudonym ?? identity.map(pseudonymizer.identityPseudonym)
+    }
 
     /// A short label for file names: `MAM-7K2Q-9XPF`, `device-abc`, ...
     public var scopeLabel: String {

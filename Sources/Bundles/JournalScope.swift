@@ -26,7 +26,7 @@ struct JournalScope: Sendable, Equatable {
         var f = ["MAM_ENV": bundle.env.rawValue]
         if let v = r.incident, !v.isEmpty { f["MAM_INCIDENT_ID"] = v }
         if let v = r.device, !v.isEmpty { f["MAM_DEVICE_ID"] = v }
-        if let v = r.identity, !v.isEmpty { f["MAM_IDENTITY_HASH"] = pseudonymizer.identityPseudonym(v) }
+        if let v = r.identityScopePseudonym(pseudonymizer), !v.isEmpty { f["MAM_IDENTITY_HASH"] = v }
         if let v = r.app, !v.isEmpty { f["MAM_APP_ID"] = v }
         if let v = r.session, !v.isEmpty { f["MAM_SESSION_ID"] = v }
         fields = f

@@ -1,3 +1,5 @@
+import TelemetryStore
+
 /// Why a request to ClickHouse failed, by the kind of failure an operator acts on
 /// differently: the forwarder retries all of them, metrics count them by `kind`, and only
 /// `unreachable` makes the client try the next endpoint (a timeout or a server error may
@@ -38,5 +40,18 @@ public enum ClickHouseError: Error, Sendable, Hashable, CustomStringConvertible 
     static func exceptionCode(in body: String) -> Int? {
         guard let range = body.range(of: "Code: ") else { return nil }
         return Int(body[range.upperBound...].prefix { $0.isNumber })
+    }
+}
+
+extension ClickHouseError: ClientDescribable {
+    /// What a client may be told: the endpoint and the kind of failure, never ClickHouse's
+    /// own message, which quotes the statement it failed on.
+    public var clientDescription: String {
+        switch self {
+        case .unreachable(let e, _): "ClickHouse at \(e) is unreachable"
+        case .timeout(let e): "ClickHouse at \(e) did not answer in time"
+        case .server(let e, let status, let code, _): "ClickHouse at \(e) answered \(status)" + (code.map { " (code \($0))" } ?? "")
+        case .badResponse(let e, _): "ClickHouse at \(e) answered something unreadable"
+        }
     }
 }

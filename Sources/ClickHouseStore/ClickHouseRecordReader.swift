@@ -12,7 +12,7 @@ import TelemetryStore
 /// the cluster, the collector is inside them), so reading in id order and dropping a row
 /// whose id equals the previous row's shows each record once. Rows are fetched in chunks;
 /// when duplicates or the `contains` filter leave a chunk short, the next one starts after
-/// the last id read.
+/// the last id read. A pseudonym filter is matched here too, like `contains`.
 struct ClickHouseRecordReader: Sendable {
     let client: ClickHouseClient
     let database: @Sendable (TelemetryEnvironment) -> String
@@ -24,7 +24,8 @@ struct ClickHouseRecordReader: Sendable {
         let limit = max(q.limit, 0)
         // One more than the page, to learn whether another match follows, and some room for
         // duplicates; a `contains` filter rejects an unknown share, so it reads larger chunks.
-        let chunk = q.contains == nil ? min(limit + 16, 20_000) : 5_000
+        let filteredHere = q.contains != nil || q.identityPseudonym != nil
+        let chunk = filteredHere ? 5_000 : min(limit + 16, 20_000)
         let needle = q.contains.map { Array($0.lowercased().utf8) }
         let presenter = q.presenter
         var accepted: [StoredRecord] = []
@@ -38,6 +39,8 @@ struct ClickHouseRecordReader: Sendable {
                 if id == previousID { continue }
                 previousID = id
                 var record = try Self.record(row, id: id, env: q.env)
+                // ClickHouse cannot compute the daemon's keyed pseudonyms: matched here.
+                if let filter = q.identityPseudonym, !filter.matches(record.keys.identity) { continue }
                 if let presenter { record = presenter.present(record) }
                 if let needle, !record.json.withUnsafeBufferPointer({ $0.containsCaseInsensitive(needle) }) { continue }
                 if accepted.count == limit { return (accepted, accepted.last?.id) }
@@ -53,10 +56,15 @@ struct ClickHouseRecordReader: Sendable {
         let kind = q.kind == .event ? "event" : "log"
         var filters: [ClickHouseSQL] = ["kind = \(kind)"]
         if let v = q.app { filters.append("app = \(v)") }
+        if let apps = q.apps {
+            let any = apps.sorted().map { app -> ClickHouseSQL in "app = \(app)" }
+            filters.append(any.isEmpty ? "0" : "(\(fragment: ClickHouseSQL.joined(any, separator: " OR ")))")
+        }
         if let v = q.device { filters.append("device = \(v)") }
         if let v = q.session { filters.append("session = \(v)") }
         // Stored lower-cased, as `RecordQuery` lower-cases the filter.
         if let v = q.identity { filters.append("identity = \(v)") }
+        if q.identityPseudonym != nil { filters.append("identity != ''") }
         if let v = q.name { filters.append("name = \(v)") }
         if let v = q.statusCode { filters.append("statusCode = \(Int64(v))") }
         if let v = q.incident { filters.append("incident = \(v)") }

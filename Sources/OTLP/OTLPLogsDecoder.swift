@@ -34,7 +34,12 @@ public struct OTLPLogsDecoder: Sendable {
 
     public init(limits: DecodeLimits = .default) { self.limits = limits }
 
-    public func decode(_ body: [UInt8], encoding: OTLPEncoding, receivedAt: Int64) throws -> OTLPBatch {
+    /// `charge` is told the memory decoding will take (`OTLPDecodeCost`), as it is counted and
+    /// before anything is decoded, and may throw to refuse the request.
+    public func decode(
+        _ body: [UInt8], encoding: OTLPEncoding, receivedAt: Int64, charge: @escaping (Int) throws -> Void = { _ in }
+    ) throws -> OTLPBatch {
+        try OTLPDecodeCost.charge(body, encoding: encoding, limits: limits, to: charge)
         let request = try parse(body, encoding: encoding)
         let total = request.resourceLogs.reduce(0) { sum, r in r.scopeLogs.reduce(sum) { $0 + $1.logRecords.count } }
         if total > limits.maxRecordsPerRequest {
@@ -84,7 +89,7 @@ public struct OTLPLogsDecoder: Sendable {
     /// AnyValue, KeyValueList, KeyValue) and a deeper one is refused by the native scanner
     /// with its limit named; only absurd nesting fails the whole request.
     func parse(_ body: [UInt8], encoding: OTLPEncoding) throws -> ExportLogsRequest {
-        let depth = max(100, 3 * limits.maxDepth + 16)
+        let depth = Self.messageDepth(limits)
         do {
             switch encoding {
             case .protobuf:
@@ -104,6 +109,11 @@ public struct OTLPLogsDecoder: Sendable {
             throw OTLPDecodingError(message: "the body is not an OTLP ExportLogsServiceRequest in \(what) (\(error))")
         }
     }
+}
+
+extension OTLPLogsDecoder {
+    /// The deepest message nesting a request may have (see `parse`).
+    static func messageDepth(_ limits: DecodeLimits) -> Int { max(100, 3 * limits.maxDepth + 16) }
 }
 
 /// Native NDJSON built from mapped records, and the record position of each line.

@@ -11,16 +11,20 @@ public struct DecodeLimits: Sendable, Hashable, Codable {
     public var maxFields: Int
     /// Longest JSON string value or key, in bytes.
     public var maxStringBytes: Int
+    /// Most values one OTLP request may decode into (every attribute, array element, nested
+    /// list and record): what decoding costs in memory, far beyond the wire bytes.
+    public var maxValuesPerRequest: Int
 
     public init(
         maxLineBytes: Int = 65_536, maxRecordsPerRequest: Int = 10_000, maxDepth: Int = 16,
-        maxFields: Int = 256, maxStringBytes: Int = 32_768
+        maxFields: Int = 256, maxStringBytes: Int = 32_768, maxValuesPerRequest: Int = 1_000_000
     ) {
         self.maxLineBytes = maxLineBytes
         self.maxRecordsPerRequest = maxRecordsPerRequest
         self.maxDepth = maxDepth
         self.maxFields = maxFields
         self.maxStringBytes = maxStringBytes
+        self.maxValuesPerRequest = maxValuesPerRequest
     }
 
     public static let `default` = DecodeLimits()
@@ -29,7 +33,8 @@ public struct DecodeLimits: Sendable, Hashable, Codable {
     /// upload's records): no size limits, but nesting stays bounded so a hostile body
     /// cannot exhaust the stack.
     static let walkOnly = DecodeLimits(
-        maxLineBytes: .max, maxRecordsPerRequest: .max, maxDepth: 64, maxFields: .max, maxStringBytes: .max)
+        maxLineBytes: .max, maxRecordsPerRequest: .max, maxDepth: 64, maxFields: .max, maxStringBytes: .max,
+        maxValuesPerRequest: .max)
 }
 
 /// The request as a whole cannot be taken: nothing of it is stored. Typed, so the ingest
@@ -42,6 +47,8 @@ public enum RequestLimitError: Error, Sendable, Hashable {
     case missingParameter(name: String, hint: String)
     /// A request's outer object (a diagnostic upload around its records) broke `limit`.
     case outerObject(limit: String, value: Int)
+    /// Decoding would make more than `maxValuesPerRequest` values (`OTLPDecodeCost`).
+    case tooManyValues(limit: Int)
 
     /// The name of the limit or parameter, as the refusal names it.
     public var limit: String {
@@ -49,6 +56,7 @@ public enum RequestLimitError: Error, Sendable, Hashable {
         case .tooManyRecords: "maxRecordsPerRequest"
         case .missingParameter(let name, _): name
         case .outerObject(let limit, _): limit
+        case .tooManyValues: "maxValuesPerRequest"
         }
     }
 
@@ -62,6 +70,9 @@ public enum RequestLimitError: Error, Sendable, Hashable {
             }
         case .missingParameter(_, let hint): hint
         case .outerObject(let limit, let value): "the upload's outer object exceeds the limit \(limit)=\(value)"
+        case .tooManyValues(let limit):
+            "request holds more than maxValuesPerRequest=\(limit) values (attributes, array elements, lists, records) to decode; "
+                + "export smaller batches (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE) or fewer attributes per record"
         }
     }
 

@@ -72,6 +72,8 @@ public struct DaemonComponents: Sendable {
             // The compactor merges the store's old small batches into segments.
             storeServices = [sqlite.committer, sqlite.compactor]
         }
+        // Bundles spool their members here while they stream out.
+        try PrivateFiles.directory(dir.appendingPathComponent("tmp"))
         let control = try ControlDatabase.open(directory: dir)
         registry = try AppRegistry(pool: control)
         registry.setConfigured(configuration.configuredApps)
@@ -101,12 +103,7 @@ public struct DaemonComponents: Sendable {
         guard configuration.auth.enabled, tokens.isEmpty else { return nil }
         let (_, secret) = try await tokens.create(name: "first-start admin", scopes: [.admin], apps: [], now: clock.nowMilliseconds())
         let path = configuration.dataDirectory.appendingPathComponent("admin.token")
-        try? FileManager.default.removeItem(at: path)
-        guard
-            FileManager.default.createFile(atPath: path.path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600])
-        else {
-            throw CocoaError(.fileWriteNoPermission)
-        }
+        try PrivateFiles.createFile(path.path, contents: Array((secret + "\n").utf8))
         return path
     }
 
@@ -134,12 +131,13 @@ public func buildRouter(
     let router = Router(context: AppRequestContext.self)
     // Middleware applies to the routes added after it: count every request, refused ones too.
     router.add(middleware: HTTPMetricsMiddleware(factory: c.metrics.factory))
-    router.add(middleware: BackendUnavailableMiddleware())
+    router.add(middleware: StoreErrorMiddleware(logger: logger))
     let settings = c.settings
     var accessLog = logger
     accessLog[metadataKey: "log"] = "access"
     let api = APIRoutes(
-        router: router, tokens: c.tokens, configuration: c.configuration.auth, accessLog: accessLog, table: routeTable)
+        router: router, tokens: c.tokens, configuration: c.configuration.auth, accessLog: accessLog,
+        incidents: IncidentApps(store: c.store), table: routeTable)
     let commitQueue = c.commitQueue
     let storeCheck = ReadinessCheck(name: "store", required: true) {
         commitQueue.isHealthy() ? (true, "open, accepting") : (false, "commit in progress for too long")
@@ -162,7 +160,7 @@ public func buildRouter(
         settings: settings, rateLimiter: rateLimiter, drops: DropCounter(ledger: c.drops, factory: c.metrics.factory),
         metrics: IngestMetrics(factory: c.metrics.factory), logger: logger)
     IngestRoutes(pipeline: pipeline, admission: admission, refusals: IngestRefusalLog(logger: logger, clock: c.clock)).register(on: api)
-    QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
+    QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer, tokens: c.tokens).register(on: api)
     AppRoutes(registry: c.registry, clock: c.clock).register(on: api)
     TokenRoutes(tokens: c.tokens, clock: c.clock).register(on: api)
     OpenAPIRoutes().register(on: api)

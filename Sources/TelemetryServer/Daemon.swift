@@ -43,6 +43,9 @@ public enum Daemon {
         DaemonLogging.bootstrap(identifier: "mamtelemetryd", levelControl: logLevel)
         let logger = Logger(label: "mamtelemetryd")
         HeapPolicy.configure()
+        // Whatever the daemon or a library it uses creates is the daemon's alone, whatever
+        // umask it was started with (`PrivateFiles` sets the modes of its own files anyway).
+        umask(0o077)
         do {
             // The outside world, made once and passed to everything that reads it.
             let clock = SystemWallClock()

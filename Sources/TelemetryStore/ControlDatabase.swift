@@ -6,10 +6,12 @@ import GRDB
 /// One pool, shared by `AppRegistry`, `TokenStore` and `DropLedger`.
 public enum ControlDatabase {
     public static func open(directory: URL) throws -> DatabasePool {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try PrivateFiles.directory(directory, narrowing: false)
         var config = Configuration()
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        let pool = try DatabasePool(path: directory.appendingPathComponent("control.sqlite").path, configuration: config)
+        let path = directory.appendingPathComponent("control.sqlite").path
+        try PrivateFiles.database(path)
+        let pool = try DatabasePool(path: path, configuration: config)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("apps-v1") { db in
             try db.execute(
@@ -54,6 +56,30 @@ public enum ControlDatabase {
                       PRIMARY KEY (hour, outcome, reason, kind, appId)
                     ) WITHOUT ROWID
                     """)
+        }
+        migrator.registerMigration("token-apps-v2") { db in
+            // A token's app ids as rows: the comma-joined `apps` column could not hold an
+            // empty id or one with a comma (`[""]` came back unbound, `["a,b"]` as two apps).
+            // Existing rows are read the way the daemon always read them. The column is still
+            // written (ids can no longer hold a comma or be empty, so it is exact) so that an
+            // older daemon started on this file keeps every binding.
+            try db.execute(
+                sql: """
+                    CREATE TABLE token_app (
+                      tokenId TEXT NOT NULL REFERENCES token(id),
+                      position INTEGER NOT NULL,
+                      appId TEXT NOT NULL,
+                      PRIMARY KEY (tokenId, position)
+                    ) WITHOUT ROWID
+                    """)
+            for row in try Row.fetchAll(db, sql: "SELECT id, apps FROM token WHERE apps != ''") {
+                let apps = (row["apps"] as String).split(separator: ",").map(String.init)
+                for (position, app) in apps.enumerated() {
+                    try db.execute(
+                        sql: "INSERT INTO token_app(tokenId, position, appId) VALUES (?, ?, ?)",
+                        arguments: [row["id"] as String, position, app])
+                }
+            }
         }
         try migrator.migrate(pool)
         return pool

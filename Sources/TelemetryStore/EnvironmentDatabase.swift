@@ -22,7 +22,7 @@ final class EnvironmentDatabase: Sendable {
         self.env = env
         self.directory = directory
         self.configuration = configuration
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try PrivateFiles.directory(directory)
         var config = Configuration()
         config.label = "store-\(env.rawValue)"
         config.prepareDatabase { db in
@@ -34,7 +34,9 @@ final class EnvironmentDatabase: Sendable {
             // then cuts the freed pages off the file, so deleted records do not stay in it.
             try db.execute(sql: "PRAGMA secure_delete = FAST")
         }
-        pool = try DatabasePool(path: directory.appendingPathComponent("records.sqlite").path, configuration: config)
+        let path = directory.appendingPathComponent("records.sqlite").path
+        try PrivateFiles.database(path)
+        pool = try DatabasePool(path: path, configuration: config)
         try enableIncrementalVacuum(notice: maintenance)
         try StoreSchema.migrator.migrate(pool)
     }

@@ -1,7 +1,8 @@
 import TelemetryModel
 
 /// A filtered, paginated read of one kind of record in one environment. Equality
-/// filters are exact except `identity`, which is compared lower-cased.
+/// filters are exact except `identity`, which is compared lower-cased, and
+/// `identityPseudonym`, which compares the pseudonym of the record's identity.
 public struct RecordQuery: Sendable {
     public enum Order: String, Sendable, Hashable { case asc, desc }
 
@@ -13,6 +14,12 @@ public struct RecordQuery: Sendable {
     public var identity: String? {
         didSet { identity = identity?.lowercased() }
     }
+    /// Records whose identity has this pseudonym: how a caller who is shown `user-…` in place
+    /// of identities filters by one (it can never learn the identity from the answer).
+    public var identityPseudonym: IdentityPseudonymFilter?
+    /// Only these apps' records (a caller's app binding); nil: every app. `app` narrows
+    /// further and must be one of them to match anything.
+    public var apps: Set<String>?
     public var name: String?
     public var statusCode: Int?
     /// Log records at or above this level.
@@ -64,7 +71,11 @@ public struct RecordQuery: Sendable {
     /// The Bloom terms a batch must (probably) contain to hold a match.
     var requiredTerms: [BloomTerm] {
         var t: [BloomTerm] = []
-        if let app { t.append(.app(app)) }
+        if let app {
+            t.append(.app(app))
+        } else if let apps, apps.count == 1, let only = apps.first {
+            t.append(.app(only))
+        }
         if let device { t.append(.device(device)) }
         if let session { t.append(.session(session)) }
         if let identity { t.append(.identity(identity)) }
@@ -78,9 +89,11 @@ public struct RecordQuery: Sendable {
         if let since, k.time < since { return false }
         if let until, k.time > until { return false }
         if let app, k.appId != app { return false }
+        if let apps, !apps.contains(k.appId) { return false }
         if let device, k.deviceId != device { return false }
         if let session, k.sessionId != session { return false }
         if let identity, k.identity != identity { return false }
+        if let identityPseudonym, !identityPseudonym.matches(k.identity) { return false }
         if let name, k.name != name { return false }
         if let statusCode, k.statusCode != statusCode { return false }
         if let incident, k.incident != incident { return false }

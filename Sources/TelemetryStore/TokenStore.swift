@@ -13,7 +13,8 @@ public struct Token: Sendable, Hashable, Codable {
     public var id: String
     public var name: String
     public var scopes: Set<Scope>
-    /// For ingest tokens: the app ids it may post for (empty: any app).
+    /// The app ids the token is bound to (empty: every app): an ingest token posts only
+    /// for them, a read token reads only their records. `admin` is never bound.
     public var apps: [String]
     public var createdAt: Int64
     public var revoked: Bool
@@ -28,6 +29,11 @@ public struct Token: Sendable, Hashable, Codable {
     }
 
     public func allows(_ scope: Scope) -> Bool { !revoked && (scopes.contains(scope) || scopes.contains(.admin)) }
+
+    /// The apps whose data the token may read; nil when it may read every app.
+    public var readableApps: Set<String>? {
+        apps.isEmpty || scopes.contains(.admin) ? nil : Set(apps)
+    }
 
     /// App ids compare byte for byte: no case folding or Unicode equivalence, so a bound
     /// token can only ever store records under exactly the ids it was given.
@@ -46,31 +52,68 @@ public final class TokenStore: Sendable {
         var hash: [UInt8]
     }
     private let byID = Mutex<[String: Row_]>([:])
+    private let watchers = Mutex<[Int: AsyncStream<Void>.Continuation]>([:])
+    private let nextWatcher = Atomic<Int>(0)
 
     public init(pool: DatabasePool) throws {
         self.pool = pool
         try reload()
     }
 
-    /// Re-reads the table (start-up and SIGHUP, so tokens created by another process count).
+    /// Re-reads the tables (start-up and SIGHUP, so tokens created by another process count).
+    /// A token's app list comes back exactly as it was created.
     public func reload() throws {
-        let rows = try pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM token") }
+        let (rows, appRows) = try pool.read { db in
+            (
+                try Row.fetchAll(db, sql: "SELECT * FROM token"),
+                try Row.fetchAll(db, sql: "SELECT tokenId, appId FROM token_app ORDER BY tokenId, position")
+            )
+        }
+        var apps: [String: [String]] = [:]
+        for row in appRows { apps[row["tokenId"], default: []].append(row["appId"]) }
         var map: [String: Row_] = [:]
         for row in rows {
             let token = Token(
                 id: row["id"], name: row["name"],
                 scopes: Set((row["scopes"] as String).split(separator: ",").compactMap { Scope(rawValue: String($0)) }),
-                apps: (row["apps"] as String).split(separator: ",").map(String.init), createdAt: row["createdAt"],
-                revoked: row["revoked"])
+                apps: apps[row["id"]] ?? [], createdAt: row["createdAt"], revoked: row["revoked"])
             map[token.id] = Row_(token: token, hash: [UInt8](row["secretHash"] as Data))
         }
         byID.withLock { $0 = map }
+        announceChange()
+    }
+
+    /// Told whenever a token may have changed: one was revoked, or the tables were re-read
+    /// (SIGHUP). A stream opened with a token (`follow=true`) re-checks it on each notice, so
+    /// a revocation ends it at once instead of at its next record. Newest-only: a notice
+    /// means "look again", however many there were.
+    public func changes() -> AsyncStream<Void> {
+        let id = nextWatcher.add(1, ordering: .relaxed).newValue
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.watchers.withLock { $0.removeValue(forKey: id) }
+        }
+        watchers.withLock { $0[id] = continuation }
+        return stream
+    }
+
+    /// How many streams are waiting for change notices (for tests that must know a stream
+    /// is listening before they change a token).
+    public var watcherCount: Int { watchers.withLock { $0.count } }
+
+    /// The token with `id` as the daemon knows it now (revoked ones included), or nil.
+    public func token(id: String) -> Token? { byID.withLock { $0[id]?.token } }
+
+    private func announceChange() {
+        for c in watchers.withLock({ Array($0.values) }) { c.yield() }
     }
 
     public var isEmpty: Bool { byID.withLock { $0.isEmpty } }
 
-    /// Creates a token; the returned secret is shown once and never stored.
+    /// Creates a token; the returned secret is shown once and never stored. Refuses an app
+    /// list it could not enforce exactly (`TokenAppsError`); repeated ids count once.
     public func create(name: String, scopes: Set<Scope>, apps: [String], now: Int64) async throws -> (Token, secret: String) {
+        let apps = try TokenAppsError.check(apps, scopes: scopes)
         let id = Self.randomHex(4)
         let secretPart = Self.randomHex(24)
         let token = Token(id: id, name: name, scopes: scopes, apps: apps, createdAt: now, revoked: false)
@@ -79,6 +122,10 @@ public final class TokenStore: Sendable {
             try db.execute(
                 sql: "INSERT INTO token(id, name, secretHash, scopes, apps, createdAt) VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [id, name, Data(hash), scopes.map(\.rawValue).sorted().joined(separator: ","), apps.joined(separator: ","), now])
+            for (position, app) in apps.enumerated() {
+                try db.execute(
+                    sql: "INSERT INTO token_app(tokenId, position, appId) VALUES (?, ?, ?)", arguments: [id, position, app])
+            }
         }
         byID.withLock { $0[id] = Row_(token: token, hash: hash) }
         return (token, "mamt_\(id)_\(secretPart)")
@@ -90,6 +137,7 @@ public final class TokenStore: Sendable {
             return db.changesCount > 0
         }
         byID.withLock { $0[id]?.token.revoked = true }
+        announceChange()
         return changed
     }
 
@@ -110,5 +158,44 @@ public final class TokenStore: Sendable {
     static func randomHex(_ bytes: Int) -> String {
         var g = SystemRandomNumberGenerator()
         return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &g)) }.joined()
+    }
+}
+
+/// Why a token's app list was refused at creation: each id must be one the daemon can
+/// enforce exactly as given.
+public enum TokenAppsError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The id at `index` is empty or only white space.
+    case empty(index: Int)
+    /// The id at `index` holds a comma (app ids are bundle ids, `com.contoso.mail`; a list
+    /// is a JSON array, not a comma-joined string).
+    case comma(index: Int, id: String)
+    /// The id at `index` has white space or control characters at its ends or inside.
+    case whitespace(index: Int, id: String)
+    /// `admin` reaches every app: a binding would be silently ignored.
+    case adminBound
+
+    public var description: String {
+        switch self {
+        case .empty(let i): "apps[\(i)] is empty; an app id is the app's bundle id, e.g. com.contoso.mail"
+        case .comma(let i, let id):
+            "apps[\(i)] '\(id)' holds a comma; give each app id as its own element: \"apps\": [\"com.contoso.a\", \"com.contoso.b\"]"
+        case .whitespace(let i, let id): "apps[\(i)] '\(id)' holds white space or control characters; app ids are bundle ids"
+        case .adminBound: "an admin token reaches every app; create it without apps, or bind a token without admin"
+        }
+    }
+
+    /// The list to store: checked, repeated ids once, in the order given.
+    static func check(_ apps: [String], scopes: Set<Scope>) throws(TokenAppsError) -> [String] {
+        if !apps.isEmpty, scopes.contains(.admin) { throw .adminBound }
+        var kept: [String] = []
+        for (i, app) in apps.enumerated() {
+            if app.allSatisfy(\.isWhitespace) { throw .empty(index: i) }
+            if app.contains(",") { throw .comma(index: i, id: app) }
+            if app.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) {
+                throw .whitespace(index: i, id: app)
+            }
+            if !kept.contains(app) { kept.append(app) }
+        }
+        return kept
     }
 }

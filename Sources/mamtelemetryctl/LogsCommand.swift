@@ -45,6 +45,10 @@ struct LogsCommand: AsyncParsableCommand {
                 let line = Array(pending[..<nl])
                 pending.removeSubrange(...nl)
                 guard !line.isEmpty else { continue }  // follow heartbeat
+                // A followed stream's last line says why the daemon ended it (its token was revoked).
+                if follow, line.starts(with: Array(#"{"error":"#.utf8)) {
+                    throw DaemonClient.Failure(status: 200, message: "the stream ended: " + DaemonClient.errorMessage(line))
+                }
                 let text = output.output == .ndjson ? String(decoding: line, as: UTF8.self) : LogLine.format(line, colour: colour)
                 if follow {
                     print(text)

@@ -26,13 +26,17 @@ struct AccessTestDaemon: Sendable {
     let routed: [String]
     var credentials: [Credential] = []
 
-    static func run(_ body: @Sendable (AccessTestDaemon, any TestClientProtocol) async throws -> Void) async throws {
+    static func run(
+        configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: @Sendable (AccessTestDaemon, any TestClientProtocol) async throws -> Void
+    ) async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("access-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         var configuration = ServerConfiguration()
         configuration.dataDirectory = dir
         configuration.journalMirror = false
+        configure(&configuration)
         let box = RecordingLogHandler.Box()
         var logger = RecordingLogHandler.logger(box, label: "access-tests")
         logger.logLevel = .debug
@@ -88,6 +92,9 @@ struct AccessTestDaemon: Sendable {
 
     /// Whether `credential` satisfies `access`, decided here from the declaration alone, not
     /// by the middleware under test.
+    /// The secret of the token with exactly `label`'s scopes ("admin", "read", ...).
+    func secret(_ label: String) -> String { credentials.first { $0.label == label }!.secret! }
+
     static func allows(_ credential: Credential, _ access: RouteAccess) -> Bool {
         switch access {
         case .open: return true

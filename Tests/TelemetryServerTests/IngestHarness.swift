@@ -30,17 +30,20 @@ struct IngestHarness: Sendable {
     }
 
     /// - Parameters:
+    ///   - parent: where the data directory is made (the temporary directory unless a test
+    ///     needs a particular filesystem).
     ///   - live: serve on a real socket (an ephemeral port on 127.0.0.1, `client.port`) for
     ///     a test that streams (follow); otherwise requests go straight to the router.
     ///   - adjust: changes to the configuration (journal mirroring is off unless set here).
     ///   - hooks: the daemon's extra wiring (a journal mirror over a test sink, say).
     static func run(
         faults: any CommitFaultInjector = NoCommitFaults(), live: Bool = false,
+        parent: URL = FileManager.default.temporaryDirectory,
         adjust: @Sendable (inout ServerConfiguration) -> Void = { _ in },
         hooks: @Sendable (DaemonComponents, Logger) -> ApplicationHooks = { _, _ in ApplicationHooks() },
         _ test: @escaping @Sendable (IngestHarness) async throws -> Void
     ) async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-\(UUID().uuidString)")
+        let dir = parent.appendingPathComponent("ingest-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         var configuration = ServerConfiguration()

@@ -14,8 +14,9 @@ import Testing
 /// `//v1/apps/{id}`, ingesting through `/v1/telemetry/` — and with every other spelling,
 /// method and credential, checking the router's own route table rather than a copy of it.
 @Suite(.serialized) struct RouteAccessTests {
-    /// Statuses a request may end with when no access check let it through.
-    static let refusals: Set<Int> = [401, 403, 404]
+    /// Statuses a request may end with when no access check let it through (400: the
+    /// middleware refused the caller's query parameters, `CallerQuery`).
+    static let refusals: Set<Int> = [400, 401, 403, 404]
 
     /// The property every request must satisfy: a handler runs only after the access check
     /// of the route it belongs to passed, and only for a caller the declaration allows.
@@ -57,6 +58,34 @@ import Testing
                 #expect(Self.expectedAccess[key] == entry.access.description, "\(key) declares \(entry.access)")
             }
             #expect(Set(Self.expectedAccess.keys) == routed, "expected-access table and router differ")
+        }
+    }
+
+    /// What each route shows of apps, also written out here: an app-bound token is held to
+    /// its apps by the declaration, so a new read route must say how (`AppRule`).
+    static let expectedApps: [String: String] = [
+        "GET /healthz": "none", "GET /readyz": "none", "GET /openapi.yaml": "none", "GET /metrics": "every app",
+        "POST /v1/telemetry": "per record", "POST /v1/logs": "per record", "POST /v1/diagnostics": "per record",
+        "GET /v1/events": "per app", "GET /v1/logs": "per app", "GET /v1/incidents/{id}": "per app",
+        "GET /v1/stats/enrollment": "per app", "GET /v1/stats/launches": "per app", "GET /v1/stats/actions": "per app",
+        "GET /v1/stats/drops": "per app", "POST /v1/stats/rollups/rebuild": "none",
+        "GET /v1/bundles": "per app", "GET /v1/incidents/{id}/bundle": "per app",
+        "GET /v1/apps": "none", "PUT /v1/apps/{appId}": "none", "DELETE /v1/apps/{appId}": "none",
+        "GET /v1/tokens": "none", "POST /v1/tokens": "none", "DELETE /v1/tokens/{id}": "none",
+        "GET /v1/whoami": "none", "GET /v1/pseudonyms": "none", "GET /console": "none", "GET /console/{asset}": "none",
+    ]
+
+    @Test func everyRouteDeclaredWhatItShowsOfApps() async throws {
+        try await AccessTestDaemon.run { daemon, _ in
+            for entry in daemon.table.all {
+                let key = "\(entry.method) \(entry.path)"
+                #expect(Self.expectedApps[key] == entry.apps.description, "\(key) declares apps: \(entry.apps)")
+                // A route that reads records is per app; only admin, open and token-only routes are not.
+                if case .scope(let scope) = entry.access, [.read, .bundle].contains(scope), entry.path != "/v1/whoami" {
+                    #expect(entry.apps.description == "per app", "\(key)")
+                }
+            }
+            #expect(Set(Self.expectedApps.keys) == Set(daemon.routed), "expected-apps table and router differ")
         }
     }
 

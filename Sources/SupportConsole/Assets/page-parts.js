@@ -25,11 +25,6 @@ export function userLink(identity, env) {
   return h('a', { href: `#/user/${encodeURIComponent(identity)}${env && env !== 'prod' ? `?env=${env}` : ''}` }, identity);
 }
 
-/** A pseudonym the API shows instead of a UPN to a token without `pii`. */
-export function isPseudonym(text) {
-  return /^user-[0-9a-f]{24}$/.test(text);
-}
-
 /** Window and environment selects that rewrite the page's hash query. */
 export function windowControls({ windowKey, env, windows = WINDOWS, onChange }) {
   const windowSelect = h('select', { id: 'window-select' }, windows.map((w) => h('option', { value: w.key, selected: w.key === windowKey }, w.label)));

@@ -7,7 +7,7 @@ import { windowByKey } from './time.js';
 import { buildTimeline, levelRank, summarize } from './timeline.js';
 import { timelineSection } from './timeline-view.js';
 import {
-  RECORD_CAP, deviceLink, facts, isPseudonym, loading, truncationNote, userLink, windowControls,
+  RECORD_CAP, deviceLink, facts, loading, truncationNote, userLink, windowControls,
 } from './page-parts.js';
 
 /**
@@ -15,7 +15,7 @@ import {
  * @param {string} subject device id, identity, or (without `pii`) a user pseudonym
  */
 export async function subjectPage(ctx, kind, subject, query) {
-  const { api, identity, main } = ctx;
+  const { api, main } = ctx;
   const win = windowByKey(query.get('window'), '3d');
   const env = query.get('env') === 'ppe' ? 'ppe' : 'prod';
   const until = Date.now();
@@ -23,11 +23,9 @@ export async function subjectPage(ctx, kind, subject, query) {
   const range = { env, since: new Date(since).toISOString(), until: new Date(until).toISOString() };
   const heading = kind === 'device' ? 'Device' : 'User';
 
-  // Without `pii` the API shows users as pseudonyms and cannot filter by one (it filters on
-  // the identity itself); such a page reads the window and keeps the pseudonym's records.
-  const byPseudonym = kind === 'user' && isPseudonym(subject) && !identity.seesPersonalData;
-  const filter = kind === 'device' ? { device: subject } : byPseudonym ? {} : { identity: subject };
-  const keep = byPseudonym ? (r) => r.identity === subject : () => true;
+  // A user is the identity (with `pii`) or its `user-…` pseudonym: the API filters by either,
+  // and refuses an identity from a token that sees pseudonyms only.
+  const filter = kind === 'device' ? { device: subject } : { identity: subject };
 
   const controls = windowControls({
     windowKey: win.key, env,
@@ -35,36 +33,24 @@ export async function subjectPage(ctx, kind, subject, query) {
   });
   main.replaceChildren(h('div', { class: 'page-head' }, h('h1', { tabindex: '-1' }, `${heading} `, h('span', { class: 'mono' }, subject)), controls), loading());
 
-  if (kind === 'device') {
-    ctx.bundle.set({ label: `device ${subject}`, path: 'v1/bundles', params: { device: subject, ...range } });
-  } else if (byPseudonym) {
-    ctx.bundle.set({ unavailable: 'A bundle by user needs the identity itself; this token sees pseudonyms only. Bundle the user\'s device or incident instead.' });
-  } else {
-    ctx.bundle.set({ label: `user ${subject}`, path: 'v1/bundles', params: { identity: subject, ...range } });
-  }
+  ctx.bundle.set({ label: `${kind} ${subject}`, path: 'v1/bundles', params: { ...filter, ...range } });
 
   const [events, logs] = await Promise.all([
     api.records('events', { ...range, ...filter }, { cap: RECORD_CAP }),
     api.records('logs', { ...range, ...filter }, { cap: RECORD_CAP }),
   ]);
-  const ev = events.records.filter(keep);
-  const lg = logs.records.filter(keep);
+  const ev = events.records;
+  const lg = logs.records;
   const seen = summarize(ev, lg, env);
   const byLevel = {};
   for (const r of lg) byLevel[r.level ?? 'info'] = (byLevel[r.level ?? 'info'] ?? 0) + 1;
   const levels = Object.entries(byLevel).sort((a, b) => levelRank(b[0]) - levelRank(a[0])).map(([l, n]) => `${n} ${l}`).join(', ');
 
-  const follow = byPseudonym ? null : (onRecords, signal) => api.follow('logs', { env, ...filter, limit: 1000 }, onRecords, signal);
-  const viewer = new LogViewer({
-    title: 'Logs', idPrefix: 'subject-logs', follow,
-    followNote: byPseudonym ? 'Following needs the identity itself (the pii scope); follow the user\'s device instead.' : null,
-  });
+  const follow = (onRecords, signal) => api.follow('logs', { env, ...filter, limit: 1000 }, onRecords, signal);
+  const viewer = new LogViewer({ title: 'Logs', idPrefix: 'subject-logs', follow });
   viewer.add(lg);
 
-  const notes = [
-    byPseudonym ? `This token sees pseudonyms only: the window's records were read and those of ${subject} kept.` : null,
-    truncationNote('events', events), truncationNote('log records', logs),
-  ].filter(Boolean);
+  const notes = [truncationNote('events', events), truncationNote('log records', logs)].filter(Boolean);
   main.replaceChildren(
     h('div', { class: 'page-head' }, h('h1', { tabindex: '-1' }, `${heading} `, h('span', { class: 'mono' }, subject)), controls),
     h('section', { class: 'panel summary', 'aria-label': `${heading} summary` }, facts([

@@ -4,15 +4,19 @@ import Hummingbird
 import Logging
 import TelemetryStore
 
-/// Enforces one route group's declared `RouteAccess` before its handlers run. It is added to
-/// the group the routes are registered on, so the check applies to exactly the route the
-/// router matched, however the path was spelled: there is no second table of paths to drift
-/// from the router's own. Every request it lets through is written to the access log (admin
-/// actions at `notice`, the rest at `debug`), which is also what the scope tests observe.
+/// Enforces one route group's declared `RouteAccess` and `AppRule` before its handlers run.
+/// It is added to the group the routes are registered on, so the check applies to exactly
+/// the route the router matched, however the path was spelled: there is no second table of
+/// paths to drift from the router's own. It also reads the query parameters for the caller
+/// (`CallerQuery`, into `context.query`), so their rules hold on every route. Every request
+/// it lets through is written to the access log (admin actions at `notice`, the rest at
+/// `debug`), which is also what the scope tests observe.
 struct AccessMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let access: RouteAccess
+    let apps: AppRule
     let tokens: TokenStore
+    let incidents: IncidentApps
     let configuration: AuthConfiguration
     let accessLog: Logger
 
@@ -44,6 +48,14 @@ struct AccessMiddleware: RouterMiddleware {
                 )
             }
             context.principal = token
+        }
+        // Open routes take no parameters; every other route reads them for its caller here.
+        if let principal = context.principal {
+            context.query = try CallerQuery(query: request.uri.query, piiAllowed: principal.allows(.pii))
+            if let bound = principal.readableApps {
+                try await apps.check(
+                    context.query, incidentInPath: context.parameters.get("id"), token: principal, apps: bound, incidents: incidents)
+            }
         }
         let scope = access.requiredScope
         accessLog.log(

@@ -16,7 +16,7 @@ struct TokenRoutes: Sendable {
     }
 
     func register(on api: APIRoutes) {
-        let admin = api.requiring(.admin)
+        let admin = api.requiring(.admin, apps: .none)
         admin.post("/v1/tokens") { request, _ in
             let body = try await request.body.collect(upTo: 64 * 1024)
             guard let create = try? JSONDecoder().decode(Create.self, from: Data(buffer: body)) else {
@@ -34,9 +34,13 @@ struct TokenRoutes: Sendable {
             guard !scopes.isEmpty, !create.name.isEmpty, create.name.count <= 100 else {
                 throw APIError.badRequest("invalid_body", "a token needs a name (1-100 characters) and at least one scope")
             }
-            let (token, secret) = try await tokens.create(
-                name: create.name, scopes: scopes, apps: create.apps ?? [], now: clock.nowMilliseconds())
-            return try Response.json(Created(token: secret, info: token), status: .created)
+            do {
+                let (token, secret) = try await tokens.create(
+                    name: create.name, scopes: scopes, apps: create.apps ?? [], now: clock.nowMilliseconds())
+                return try Response.json(Created(token: secret, info: token), status: .created)
+            } catch let error as TokenAppsError {
+                throw APIError.badRequest("invalid_apps", error.description)
+            }
         }
         admin.get("/v1/tokens") { _, _ in try Response.json(["tokens": tokens.list()]) }
         admin.delete("/v1/tokens/{id}") { _, context in

@@ -55,6 +55,7 @@ struct ConfigurationKey: Sendable {
             .init("limits.maxDepth", .needsRestart) { "\($0.decodeLimits.maxDepth)" },
             .init("limits.maxFields", .needsRestart) { "\($0.decodeLimits.maxFields)" },
             .init("limits.maxStringBytes", .needsRestart) { "\($0.decodeLimits.maxStringBytes)" },
+            .init("limits.maxValuesPerRequest", .needsRestart) { "\($0.decodeLimits.maxValuesPerRequest)" },
             .init("limits.maxInFlightBytes", .needsRestart) { "\($0.maxInFlightBytes)" },
             .init("limits.maxQueuedRecords", .needsRestart) { "\($0.maxQueuedRecords)" },
             .init("limits.perTokenRecordsPerSecond", .applied) { "\($0.perTokenRecordsPerSecond)" },

@@ -73,6 +73,8 @@ public enum ConfigurationLoader {
         c.decodeLimits.maxDepth = try bounded(config, "limits.maxDepth", c.decodeLimits.maxDepth, 1...512)
         c.decodeLimits.maxFields = try bounded(config, "limits.maxFields", c.decodeLimits.maxFields, 1...100_000)
         c.decodeLimits.maxStringBytes = try bounded(config, "limits.maxStringBytes", c.decodeLimits.maxStringBytes, 16...(16 << 20))
+        c.decodeLimits.maxValuesPerRequest = try bounded(
+            config, "limits.maxValuesPerRequest", c.decodeLimits.maxValuesPerRequest, 1_000...100_000_000)
 
         c.maxInFlightBytes = try bounded(config, "limits.maxInFlightBytes", c.maxInFlightBytes, 1 << 20...(64 << 30))
         c.perTokenRecordsPerSecond = try bounded(config, "limits.perTokenRecordsPerSecond", c.perTokenRecordsPerSecond, 0...100_000_000)

@@ -57,11 +57,14 @@ extension IngestPipeline {
     }
 
     /// `POST /v1/logs` from an OTLP/HTTP exporter: log records and telemetry events of one
-    /// export request, stored together or not at all.
-    func otlpLogs(_ body: [UInt8], encoding: OTLPEncoding, caller: Token?) async throws(IngestRefusal) -> IngestResult {
+    /// export request, stored together or not at all. What decoding will cost in memory is
+    /// charged to the request's in-flight budget before it is decoded (`OTLPDecodeCost`).
+    func otlpLogs(_ body: [UInt8], encoding: OTLPEncoding, caller: Token?, budget: InFlightReservation) async throws(IngestRefusal)
+        -> IngestResult
+    {
         let now = clock.nowMilliseconds()
         let decoder = OTLPLogsDecoder(limits: configuration.decodeLimits)
-        let batch = try whole { try decoder.decode(body, encoding: encoding, receivedAt: now) }
+        let batch = try whole { try decoder.decode(body, encoding: encoding, receivedAt: now, charge: budget.grow(by:)) }
         return try await store(
             IngestBatch(records: [.log: batch.logs, .event: batch.events], rejected: batch.rejected, rejectedKind: .log, receivedAt: now),
             caller: caller)
@@ -103,6 +106,8 @@ extension IngestPipeline {
             return try decode()
         } catch let error as RequestLimitError {
             throw .request(error)
+        } catch let refusal as IngestRefusal {
+            throw refusal
         } catch let error as OTLPDecodingError {
             throw .invalidOTLP(detail: error.message)
         } catch {

@@ -94,15 +94,17 @@ struct IngestPipeline: Sendable {
         }
     }
 
-    /// Store failures are retry-later refusals: the client keeps the data and resends.
+    /// Store failures are retry-later refusals: the client keeps the data and resends. The
+    /// answer says what failed in words (`StoreFailure`); the statement and the rest of the
+    /// error go to the daemon's log only.
     private func append(_ request: AppendRequest) async throws(IngestRefusal) -> AppendOutcomes {
         do {
             return try await store.append(request)
         } catch let error as StoreError {
-            throw .storeUnavailable(detail: "\(error)", transient: true)
+            throw .storeUnavailable(detail: StoreFailure.clientDescription(of: error), transient: true)
         } catch {
             logger.error("ingest commit failed", metadata: ["error": "\(error)"])
-            throw .storeUnavailable(detail: "\(error)", transient: false)
+            throw .storeUnavailable(detail: StoreFailure.clientDescription(of: error), transient: false)
         }
     }
 }

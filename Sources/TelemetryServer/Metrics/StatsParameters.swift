@@ -8,6 +8,9 @@ import TelemetryStore
 struct StatsParameters: Sendable {
     var env: TelemetryEnvironment = .prod
     var app: String?
+    /// The caller's apps when it is bound to several and named none: inputs of other apps
+    /// are left out (`admits`). nil: every app, or just `app`.
+    var apps: Set<String>?
     var since: Int64
     var until: Int64
     var interval: Int64
@@ -18,12 +21,10 @@ struct StatsParameters: Sendable {
 
     static let defaultWindow: Int64 = 86_400_000
 
-    static func parse(_ request: Request, now: Int64) throws -> StatsParameters {
-        let p = request.uri.queryParameters
-        func value(_ name: String) -> String? {
-            guard let v = p.get(name), !v.isEmpty else { return nil }
-            return v
-        }
+    /// `apps`: the caller's apps (nil: every app). A caller bound to one app gets its stats
+    /// without naming it.
+    static func parse(_ p: CallerQuery, now: Int64, apps: Set<String>?) throws -> StatsParameters {
+        let value = p.value
         var env = TelemetryEnvironment.prod
         if let e = value("env") {
             guard let parsed = TelemetryEnvironment(rawValue: e.lowercased()) else {
@@ -56,10 +57,18 @@ struct StatsParameters: Sendable {
             }
             readsRollups = source == "rollups"
         }
+        var app = value("app")
+        var several: Set<String>?
+        if app == nil, let apps {
+            if apps.count == 1 { app = apps.first } else { several = apps }
+        }
         return StatsParameters(
-            env: env, app: value("app"), since: since, until: until, interval: interval, intervalText: intervalText,
+            env: env, app: app, apps: several, since: since, until: until, interval: interval, intervalText: intervalText,
             readsRollups: readsRollups)
     }
+
+    /// Whether an input of `appId` belongs in the answer.
+    func admits(_ appId: String) -> Bool { apps?.contains(appId) ?? true }
 
     /// `15m`, `1h`, `1d`, `1w` (also `s`), at least one minute so a day-long window stays readable.
     static func parseInterval(_ text: String) -> Int64? {

@@ -11,10 +11,16 @@ import TelemetryStore
 /// heartbeat while idle (which is also how a vanished client is noticed), and ends on
 /// client disconnect or daemon shutdown. Records come from the store
 /// in the form the query's presenter (the caller's visibility) gives them.
+///
+/// The stream also ends, with a last message saying why, as soon as the token it was opened
+/// with no longer allows it (`FollowAccess`): it wakes on the token store's change notices,
+/// so a revocation ends it at once, not at its next record or heartbeat.
 struct FollowStream: Sendable {
     let store: any RecordStore
     let query: RecordQuery
     let serverSentEvents: Bool
+    /// The caller's token, re-checked on every wake; nil when auth is off.
+    let access: FollowAccess?
     var heartbeat: Duration = .seconds(15)
 
     func response() -> Response {
@@ -33,11 +39,16 @@ struct FollowStream: Sendable {
     enum Wake: Sendable {
         case commit(CommitNotice)
         case tick
+        /// A token may have changed (revoked, or the tables re-read).
+        case tokens
     }
 
     private func stream(to writer: inout any ResponseBodyWriter) async throws {
-        // Subscribe first, so nothing committed between the backlog read and the wait is missed.
+        // Subscribe first, so nothing committed between the backlog read and the wait is missed
+        // and no revocation between the access check and the wait goes unseen.
         let commits = store.commits()
+        let tokenChanges = access?.tokens.changes()
+        if let ended = access?.refusal() { return try await end(ended, to: &writer) }
         var lastSeen = try await store.latestID(env: query.env)
         var backlog = query
         backlog.order = .desc
@@ -61,9 +72,17 @@ struct FollowStream: Sendable {
                         wake.yield(.tick)
                     }
                 }
+                if let tokenChanges {
+                    group.addTask {
+                        for await _ in tokenChanges { wake.yield(.tokens) }
+                    }
+                }
                 defer { group.cancelAll() }
                 for await event in wakes {
+                    if let ended = access?.refusal() { return try await end(ended, to: &writer) }
                     switch event {
+                    case .tokens:
+                        continue
                     case .tick:
                         try await writer.write(ByteBuffer(string: serverSentEvents ? ": keep-alive\n\n" : "\n"))
                     case .commit(let notice):
@@ -88,6 +107,23 @@ struct FollowStream: Sendable {
         } onGracefulShutdown: {
             wake.finish()
         }
+    }
+
+    /// The stream's last message: why it ends, in the API's error shape (an `end` event in
+    /// server-sent events, an error line in NDJSON).
+    private func end(_ error: APIError, to writer: inout any ResponseBodyWriter) async throws {
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("error")
+        w.beginObject()
+        w.field("code", error.code)
+        w.field("message", error.message)
+        w.endObject()
+        w.endObject()
+        var out = serverSentEvents ? Array("event: end\ndata: ".utf8) : []
+        out += w.bytes
+        out += Array((serverSentEvents ? "\n\n" : "\n").utf8)
+        try await writer.write(ByteBuffer(bytes: out))
     }
 
     private func write(_ records: [StoredRecord], to writer: inout any ResponseBodyWriter) async throws {

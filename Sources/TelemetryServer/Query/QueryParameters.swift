@@ -8,17 +8,15 @@ import TelemetryStore
 /// Turns `GET /v1/events` / `GET /v1/logs` query parameters into a `RecordQuery`,
 /// refusing anything malformed with a 400 that names the parameter. The query carries the
 /// caller's `visibility` as its presenter, so the records it returns — and what `contains`
-/// can match — are only ever what the caller may see.
+/// can match — are only ever what the caller may see, and the caller's apps (`apps`, nil
+/// for every app), so it returns no other app's records.
 enum QueryParameters {
     static func parse(
-        _ request: Request, kind: RecordKind, now: Int64, visibility: RecordVisibility
+        _ p: CallerQuery, kind: RecordKind, now: Int64, visibility: RecordVisibility, apps: Set<String>?
     ) throws -> (RecordQuery, follow: Bool) {
-        let p = request.uri.queryParameters
-        func value(_ name: String) -> String? {
-            guard let v = p.get(name), !v.isEmpty else { return nil }
-            return v
-        }
+        let value = p.value
         var q = RecordQuery(kind: kind, presenter: visibility)
+        q.apps = apps
         if let env = value("env") {
             guard let e = TelemetryEnvironment(rawValue: env.lowercased()) else {
                 throw APIError.badRequest("invalid_parameter", "env must be prod or ppe, not '\(env)'")
@@ -28,7 +26,7 @@ enum QueryParameters {
         q.app = value("app")
         q.device = value("device")
         q.session = value("session")
-        q.identity = value("identity")
+        q.setIdentity(p.identity, pseudonymizer: visibility.pseudonymizer)
         q.name = value("name")
         q.contains = value("contains")
         if let incident = value("incident") {
@@ -80,6 +78,18 @@ enum QueryParameters {
             }
         }
         return (q, follow)
+    }
+}
+
+extension RecordQuery {
+    /// Filters by what `identity=` gave: an identity, or a pseudonym matched against the
+    /// pseudonyms of the records' identities.
+    mutating func setIdentity(_ identity: CallerQuery.Identity?, pseudonymizer: Pseudonymizer) {
+        switch identity {
+        case .identity(let upn): self.identity = upn
+        case .pseudonym(let p): identityPseudonym = IdentityPseudonymFilter(pseudonym: p, pseudonymOf: pseudonymizer.identityPseudonym)
+        case nil: break
+        }
     }
 }
 

@@ -17,7 +17,7 @@ struct AppRoutes: Sendable {
     }
 
     func register(on api: APIRoutes) {
-        let admin = api.requiring(.admin)
+        let admin = api.requiring(.admin, apps: .none)
         admin.get("/v1/apps") { _, _ in try Response.json(["apps": registry.all()]) }
         admin.put("/v1/apps/{appId}") { request, context in
             let appId = context.parameters.get("appId") ?? ""

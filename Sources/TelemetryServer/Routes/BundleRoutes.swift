@@ -17,10 +17,10 @@ struct BundleRoutes: Sendable {
     let temporaryDirectory: URL
 
     func register(on api: APIRoutes) {
-        let bundles = api.requiring(.bundle)
-        bundles.get("/v1/bundles") { request, context in try await bundle(request, context.principal, incident: nil) }
-        bundles.get("/v1/incidents/{id}/bundle") { request, context in
-            try await bundle(request, context.principal, incident: context.parameters.get("id") ?? "")
+        let bundles = api.requiring(.bundle, apps: .perApp)
+        bundles.get("/v1/bundles") { _, context in try await bundle(context, incident: nil) }
+        bundles.get("/v1/incidents/{id}/bundle") { _, context in
+            try await bundle(context, incident: context.parameters.get("id") ?? "")
         }
     }
 
@@ -30,12 +30,9 @@ struct BundleRoutes: Sendable {
         return "\(principal.name) (token \(principal.id))"
     }
 
-    func bundle(_ request: Request, _ principal: Token?, incident: String?) async throws -> Response {
-        let params = request.uri.queryParameters
-        func value(_ name: String) -> String? {
-            guard let v = params[name[...]].map(String.init), !v.isEmpty else { return nil }
-            return v
-        }
+    func bundle(_ context: AppRequestContext, incident: String?) async throws -> Response {
+        let principal = context.principal
+        let value = context.query.value
         let now = clock.nowMilliseconds()
         func time(_ name: String) throws -> Int64? {
             guard let raw = value(name) else { return nil }
@@ -59,11 +56,16 @@ struct BundleRoutes: Sendable {
             }
             format = f
         }
-        let bundleRequest = BundleRequest(
-            incident: incident ?? value("incident"), device: value("device"), identity: value("identity"),
-            app: value("app"), session: value("session"), since: try time("since"), until: try time("until"),
-            env: env, format: format, caller: Self.caller(principal),
+        var bundleRequest = BundleRequest(
+            incident: incident ?? value("incident"), device: value("device"), app: value("app"), session: value("session"),
+            since: try time("since"), until: try time("until"), env: env, format: format, caller: Self.caller(principal),
             piiAllowed: RecordVisibility(principal: principal, pseudonymizer: pseudonymizer).piiAllowed)
+        switch context.query.identity {
+        case .identity(let upn): bundleRequest.identity = upn
+        case .pseudonym(let p): bundleRequest.identityPseudonym = p
+        case nil: break
+        }
+        bundleRequest.apps = context.readableApps
         let builder = BundleBuilder(
             store: store, pseudonymizer: pseudonymizer,
             temporaryDirectory: temporaryDirectory, daemonVersion: DaemonVersion.current)

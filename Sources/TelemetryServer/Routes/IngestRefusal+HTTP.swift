@@ -27,6 +27,7 @@ extension IngestRefusal {
             case .tooManyRecords: return APIError(.contentTooLarge, code: "too_many_records", message: error.message)
             case .missingParameter: return .badRequest("missing_parameter", error.message)
             case .outerObject: return APIError(.contentTooLarge, code: "upload_too_large", message: error.message)
+            case .tooManyValues: return APIError(.contentTooLarge, code: "too_many_values", message: error.message)
             }
         case .invalidOTLP(let detail):
             return .badRequest("invalid_otlp", detail)

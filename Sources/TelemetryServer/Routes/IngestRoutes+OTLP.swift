@@ -10,10 +10,10 @@ import TelemetryStore
 /// dedupe, one durable commit for logs and events, journal mirror); only the answers
 /// differ, in OTLP/HTTP's shape.
 extension IngestRoutes {
-    func otlpLogs(_ body: [UInt8], encoding: OTLPEncoding, principal: Token?) async throws -> Response {
+    func otlpLogs(_ body: [UInt8], encoding: OTLPEncoding, principal: Token?, budget: InFlightReservation) async throws -> Response {
         let result: IngestResult
         do {
-            result = try await pipeline.otlpLogs(body, encoding: encoding, caller: principal)
+            result = try await pipeline.otlpLogs(body, encoding: encoding, caller: principal, budget: budget)
         } catch {
             throw OTLPRefusal(error.apiError, encoding: encoding)
         }

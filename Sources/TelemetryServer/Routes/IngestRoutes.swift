@@ -14,7 +14,7 @@ struct IngestRoutes: Sendable {
     let refusals: IngestRefusalLog
 
     func register(on api: APIRoutes) {
-        let ingest = api.requiring(.ingest)
+        let ingest = api.requiring(.ingest, apps: .perRecord)
         ingest.post("/v1/telemetry") { request, context in
             try await admitted(request) { budget in
                 let body = try await read(request, route: "telemetry", budget: budget)
@@ -22,7 +22,7 @@ struct IngestRoutes: Sendable {
             }
         }
         ingest.post("/v1/logs") { request, context in
-            try await otlpAnswering(request) { try await admitted(request) { try await logs(request, context.principal, $0) } }
+            try await otlpAnswering(request) { try await admitted(request) { try await logs(request, context, $0) } }
         }
         ingest.post("/v1/diagnostics") { request, context in
             try await admitted(request) { budget in
@@ -71,15 +71,15 @@ struct IngestRoutes: Sendable {
 
     /// `POST /v1/logs` takes the native shapes and OTLP/HTTP exports (protobuf, or JSON
     /// with `resourceLogs`), told apart by Content-Type and the body.
-    private func logs(_ request: Request, _ principal: Token?, _ budget: InFlightReservation) async throws -> Response {
+    private func logs(_ request: Request, _ context: AppRequestContext, _ budget: InFlightReservation) async throws -> Response {
+        let principal = context.principal
         let body = try await read(request, route: "logs", budget: budget)
         let contentType = request.headers[.contentType]
         if let encoding = OTLPEncoding.detect(contentType: contentType, body: body) {
-            return try await otlpLogs(body, encoding: encoding, principal: principal)
+            return try await otlpLogs(body, encoding: encoding, principal: principal, budget: budget)
         }
-        let q = request.uri.queryParameters
         func param(_ name: String, _ header: String) -> String? {
-            q.get(name) ?? request.headers[HTTPField.Name(header)!]
+            context.query.value(name) ?? request.headers[HTTPField.Name(header)!]
         }
         let defaults = LogDefaults(
             appId: param("app", "X-MAM-App-Id"), deviceId: param("device", "X-MAM-Device-Id"),

@@ -12,7 +12,7 @@ struct MetricsRoutes: Sendable {
     let metricsOpen: @Sendable () -> Bool
 
     func register(on api: APIRoutes) {
-        let metrics = api.group(.scopeUnlessOpened(.read, isOpen: metricsOpen))
+        let metrics = api.group(.scopeUnlessOpened(.read, isOpen: metricsOpen), apps: .everyApp)
         let exposition = MetricsExposition(registry: registry, storeSizes: { [store] in store.sizes() })
         metrics.get("/metrics") { _, _ in
             var headers: HTTPFields = [:]

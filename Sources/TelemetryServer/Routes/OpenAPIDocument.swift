@@ -410,7 +410,13 @@ enum OpenAPIDocument {
                       properties:
                         name: {type: string, minLength: 1, maxLength: 100}
                         scopes: {type: array, minItems: 1, items: {type: string, enum: [ingest, read, bundle, pii, admin]}}
-                        apps: {type: array, items: {type: string}}
+                        apps:
+                          description: >-
+                            App ids (bundle ids) the token is bound to: an ingest token posts only for them, a read or bundle token
+                            reads only their records, stats and incidents. Empty or absent means every app. Each id must be
+                            non-empty and hold no comma or white space; an admin token cannot be bound.
+                          type: array
+                          items: {type: string, minLength: 1}
               responses:
                 '201':
                   description: The new token
@@ -461,7 +467,7 @@ enum OpenAPIDocument {
                             type: array
                             items: {type: string, enum: [ingest, read, bundle, pii, admin]}
                           apps:
-                            description: For ingest, the app ids it may post for (empty means any)
+                            description: The app ids the token is bound to (empty means every app), for ingest and reading alike
                             type: array
                             items: {type: string}
                 '401': {$ref: '#/components/responses/Error'}
@@ -587,7 +593,7 @@ enum OpenAPIDocument {
             Env: {name: env, in: query, allowEmptyValue: true, schema: {type: string, enum: [prod, ppe]}}
             App: {name: app, in: query, allowEmptyValue: true, schema: {type: string}}
             Device: {name: device, in: query, allowEmptyValue: true, schema: {type: string}}
-            Identity: {name: identity, in: query, allowEmptyValue: true, schema: {type: string}, description: 'UPN, matched case-insensitively'}
+            Identity: {name: identity, in: query, allowEmptyValue: true, schema: {type: string}, description: 'A user pseudonym (user-…, as a token without pii is shown identities), or with the pii scope also a UPN, matched case-insensitively; a UPN from a token without pii is refused with 403'}
             Session: {name: session, in: query, allowEmptyValue: true, schema: {type: string}}
             Incident: {name: incident, in: query, allowEmptyValue: true, schema: {type: string}, description: Incident id like MAM-7K2Q-9XPF}
             Since: {name: since, in: query, allowEmptyValue: true, schema: {type: string}, description: 'RFC 3339, epoch ms, or relative like -15m, -2h, -7d'}

@@ -18,9 +18,12 @@ struct PseudonymRoutes: Sendable {
     }
 
     func register(on api: APIRoutes) {
-        api.requiring(.pii).get("/v1/pseudonyms") { request, _ in
-            guard let identity = request.uri.queryParameters.get("identity"), !identity.isEmpty else {
-                throw APIError.badRequest("missing_parameter", "give the identity (UPN) as ?identity=user@contoso.com")
+        api.requiring(.pii, apps: .none).get("/v1/pseudonyms") { _, context in
+            let identity: String
+            switch context.query.identity {
+            case .identity(let upn): identity = upn
+            case .pseudonym(let p): throw APIError.badRequest("invalid_parameter", "'\(p)' is already a pseudonym; give the UPN")
+            case nil: throw APIError.badRequest("missing_parameter", "give the identity (UPN) as ?identity=user@contoso.com")
             }
             let pseudonym = pseudonymizer.identityPseudonym(identity)
             return try Response.json(

@@ -17,33 +17,33 @@ struct StatsRoutes: Sendable {
     let pseudonymizer: Pseudonymizer
 
     func register(on api: APIRoutes) {
-        let read = api.requiring(.read)
-        read.get("/v1/stats/enrollment") { request, context in
-            let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
-            let builder = try await scan(p.eventScan(EventName.enrollmentCall), into: EnrollmentStatsBuilder(parameters: p)) { $0.add($1) }
+        let read = api.requiring(.read, apps: .perApp)
+        read.get("/v1/stats/enrollment") { _, context in
+            let p = try StatsParameters.parse(context.query, now: clock.nowMilliseconds(), apps: context.readableApps)
+            let builder = try await scan(p, EventName.enrollmentCall, into: EnrollmentStatsBuilder(parameters: p)) { $0.add($1) }
             return try Response.json(builder.result(shownAs: visibility(context).text))
         }
-        read.get("/v1/stats/launches") { request, context in
-            let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
+        read.get("/v1/stats/launches") { _, context in
+            let p = try StatsParameters.parse(context.query, now: clock.nowMilliseconds(), apps: context.readableApps)
             let builder = try await scan(
-                p.eventScan(EventName.appLaunch),
+                p, EventName.appLaunch,
                 into: CountStatsBuilder(parameters: p, event: EventName.appLaunch, groupedBy: "managementType")
             ) { $0.add($1) }
             return try Response.json(builder.result(shownAs: visibility(context).text))
         }
-        read.get("/v1/stats/actions") { request, context in
-            let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
+        read.get("/v1/stats/actions") { _, context in
+            let p = try StatsParameters.parse(context.query, now: clock.nowMilliseconds(), apps: context.readableApps)
             let builder = try await scan(
-                p.eventScan(EventName.intuneAction),
+                p, EventName.intuneAction,
                 into: CountStatsBuilder(parameters: p, event: EventName.intuneAction, groupedBy: "action")
             ) { $0.add($1) }
             return try Response.json(builder.result(shownAs: visibility(context).text))
         }
         // Rollups lost or damaged (a restored backup, a bug) are recomputed from the records;
         // the writes go through the store's one writer, so ingest waits, nothing is lost.
-        api.requiring(.admin).post("/v1/stats/rollups/rebuild") { request, _ in
+        api.requiring(.admin, apps: .none).post("/v1/stats/rollups/rebuild") { _, context in
             var envs = TelemetryEnvironment.allCases
-            if let e = request.uri.queryParameters.get("env"), !e.isEmpty {
+            if let e = context.query.value("env") {
                 guard let env = TelemetryEnvironment(rawValue: e.lowercased()) else {
                     throw APIError.badRequest("invalid_parameter", "env must be prod or ppe, not '\(e)'")
                 }
@@ -53,9 +53,9 @@ struct StatsRoutes: Sendable {
             for env in envs { rebuilt[env.rawValue] = try await store.rebuildRollups(env: env) }
             return try Response.json(["rebuilt": rebuilt])
         }
-        read.get("/v1/stats/drops") { request, context in
-            let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
-            let counts = try await drops.counts(since: p.since, until: p.until, app: p.app)
+        read.get("/v1/stats/drops") { _, context in
+            let p = try StatsParameters.parse(context.query, now: clock.nowMilliseconds(), apps: context.readableApps)
+            let counts = try await drops.counts(since: p.since, until: p.until, app: p.app).filter { p.admits($0.key.appId) }
             return try Response.json(DropStats(counts, parameters: p, shownAs: visibility(context).text))
         }
     }
@@ -64,14 +64,15 @@ struct StatsRoutes: Sendable {
         RecordVisibility(principal: context.principal, pseudonymizer: pseudonymizer)
     }
 
-    /// Runs `add` for every input the store visits (rollup rows of the whole hours, records
-    /// elsewhere); the store visits synchronously from its own context, so the builder sits
-    /// behind a lock for the duration of the scan.
-    func scan<B: Sendable>(_ scan: EventStatsScan, into builder: B, _ add: @escaping @Sendable (inout B, EventStatsInput) -> Void)
-        async throws -> B
-    {
+    /// Runs `add` for every input the store visits for events named `name` (rollup rows of
+    /// the whole hours, records elsewhere) that the caller's apps admit; the store visits
+    /// synchronously from its own context, so the builder sits behind a lock for the scan.
+    func scan<B: Sendable>(
+        _ p: StatsParameters, _ name: String, into builder: B, _ add: @escaping @Sendable (inout B, EventStatsInput) -> Void
+    ) async throws -> B {
         let box = LockedBox(builder)
-        try await store.eventStats(scan) { input in
+        try await store.eventStats(p.eventScan(name)) { input in
+            guard p.admits(input.appId) else { return }
             box.mutate { add(&$0, input) }
         }
         return box.value
@@ -85,4 +86,15 @@ private final class LockedBox<T>: @unchecked Sendable {
     init(_ value: T) { stored = value }
     func mutate(_ body: (inout T) -> Void) { lock.withLock { body(&stored) } }
     var value: T { lock.withLock { stored } }
+}
+
+extension EventStatsInput {
+    /// The app the input counts.
+    fileprivate var appId: String {
+        switch self {
+        case .record(let keys): keys.appId
+        case .counts(let rollup): rollup.appId
+        case .durations(let rollup): rollup.appId
+        }
+    }
 }

@@ -12,14 +12,14 @@ struct WhoAmIRoute: Sendable {
         var scopes: [String]
         /// What it may do: `admin` implies every scope.
         var effectiveScopes: [String]
-        /// For ingest: the app ids it may post for (empty: any app).
+        /// The app ids the token is bound to, for ingest and reading alike (empty: every app).
         var apps: [String]
     }
 
     /// `read`, like the other reads: the console it serves is a read tool, and a token that
     /// cannot read has nothing to see there.
     func register(on api: APIRoutes) {
-        api.requiring(.read).get("/v1/whoami") { _, context in
+        api.requiring(.read, apps: .none).get("/v1/whoami") { _, context in
             guard let token = context.principal else {
                 throw APIError(.unauthorized, code: "unauthenticated", message: "send Authorization: Bearer <token>")
             }

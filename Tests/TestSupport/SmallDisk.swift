@@ -1,14 +1,13 @@
 import Foundation
-import TestSupport
 
-/// A tmpfs of a few MiB mounted for one test (this test process runs in a private mount
-/// namespace under `inwt`, and the mount is lazily detached at the end either way), so a
-/// test can fill a disk without touching a real one.
-struct SmallDisk {
-    let mountPoint: URL
+/// A tmpfs of a few MiB mounted for one test (lazily detached at the end), so a test can
+/// fill a disk without touching a real one: the daemon's refusals at the high-water mark
+/// (a process) and the store's answers when a write meets a full disk (in process).
+public struct SmallDisk: Sendable {
+    public let mountPoint: URL
 
     /// Mounts a fresh tmpfs of `megabytes` MiB; needs root.
-    init(megabytes: Int) throws {
+    public init(megabytes: Int) throws {
         mountPoint = FileManager.default.temporaryDirectory.appendingPathComponent("mamtd-tmpfs-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
         guard Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", mountPoint.path]) == 0 else {
@@ -18,13 +17,13 @@ struct SmallDisk {
     }
 
     /// Bytes an unprivileged writer may still use.
-    var freeBytes: Int {
+    public var freeBytes: Int {
         var fs = statvfs()
         guard statvfs(mountPoint.path, &fs) == 0 else { return -1 }
         return Int(fs.f_bavail) * Int(fs.f_frsize)
     }
 
-    func unmount() {
+    public func unmount() {
         _ = Self.run("/bin/umount", ["-l", mountPoint.path])
         try? FileManager.default.removeItem(at: mountPoint)
     }

@@ -60,6 +60,9 @@ public struct ClickHouseRetention: RetentionStore {
         try await spool.returnFreeSpace(env: env)
     }
 
+    /// The size cap does not apply to ClickHouse: passes run on the timer only.
+    public func usedBytes(env: TelemetryEnvironment) async throws -> Int64? { nil }
+
     /// Nothing local is ever offered for deletion: the spool holds only unshipped records.
     public func oldestReceivedAt(_ retentionClass: RetentionClass, env: TelemetryEnvironment) async throws -> Int64? { nil }
 

@@ -9,6 +9,10 @@ public protocol RetentionStore: Sendable {
     /// gives the freed space back to the filesystem.
     func applyRetention(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, nowMs: Int64) async throws -> RetentionResult
 
+    /// Bytes the environment's data takes now, as its size cap counts them; nil when this
+    /// backend cannot tell cheaply (then only the timer runs its passes).
+    func usedBytes(env: TelemetryEnvironment) async throws -> Int64?
+
     /// Gives space held by already deleted data back to the filesystem, without deleting
     /// anything; returns the bytes the environment's files shrank by.
     func returnFreeSpace(env: TelemetryEnvironment) async throws -> Int64

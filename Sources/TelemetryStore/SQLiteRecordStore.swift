@@ -88,6 +88,10 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
         try await databases[env].applyRetention(limits, nowMs: nowMs)
     }
 
+    public func usedBytes(env: TelemetryEnvironment) async throws -> Int64? {
+        try await databases[env].usedBytes()
+    }
+
     public func returnFreeSpace(env: TelemetryEnvironment) async throws -> Int64 {
         try await databases[env].returnFreePages()
     }

@@ -48,7 +48,9 @@ final class BatchRows {
             source = .indexed(ids: [], byID: try db.cachedStatement(sql: "SELECT \(columns) FROM batch WHERE 0"))
             return
         }
-        if let windows, let candidates = try BatchTimeIndex.candidates(kind: kind, windows: windows, limit: candidateLimit, db: db, cost: &cost) {
+        if let windows,
+            let candidates = try BatchTimeIndex.candidates(kind: kind, windows: windows, limit: candidateLimit, db: db, cost: &cost)
+        {
             var kept = candidates
             if let through { kept.removeAll { $0.firstSeq > through } }
             if let after {

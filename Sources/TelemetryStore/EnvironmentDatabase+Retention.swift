@@ -88,15 +88,20 @@ extension EnvironmentDatabase {
         return try deleteBatches(where: "\(retentionClass.condition) AND id <= ?", [lastId], db: db)
     }
 
-    /// Deletes the matching batches and the dedup ids of their records.
+    /// Deletes the matching batches and the dedup ids of their records. Only the head of each
+    /// row's keys blob is read (a segment's id span is in its first bytes): a pass that deletes
+    /// gigabytes allocates kilobytes.
     private static func deleteBatches(where condition: String, _ arguments: StatementArguments, db: Database) throws -> RetentionResult {
         var result = RetentionResult()
         let rows = try Row.fetchAll(
-            db, sql: "SELECT id, kind, firstSeq, count, storedBytes, keys FROM batch WHERE \(condition)", arguments: arguments)
+            db,
+            sql:
+                "SELECT id, kind, firstSeq, count, storedBytes, substr(keys, 1, \(StoredBlock.idSpanHeadBytes)) AS head FROM batch WHERE \(condition)",
+            arguments: arguments)
         for row in rows {
             let count: Int64 = row["count"]
             // A segment's ids have the other kind's in between: its span, of its own kind.
-            let ids = try StoredBlock.idSpan(keysBlob: [UInt8](row["keys"] as Data), firstSeq: row["firstSeq"], count: count)
+            let ids = try StoredBlock.idSpan(keysBlob: [UInt8](row["head"] as Data), firstSeq: row["firstSeq"], count: count)
             try db.execute(
                 sql: "DELETE FROM event_id WHERE seq >= ? AND seq <= ? AND kind = ?",
                 arguments: [ids.lowerBound, ids.upperBound, row["kind"] as Int])
@@ -119,15 +124,16 @@ extension EnvironmentDatabase {
     /// content — the PII-bearing part leaves on the shorter schedule, the rest of the batch
     /// and every id stay as they were. Returns how many records were scrubbed.
     static func scrubVerbose(olderThan cutoff: Int64, db: Database, level: Int32 = 6) throws -> Int {
-        let rows = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT id, firstSeq, receivedAt, keys, payload, levelMask FROM batch
-                WHERE kind = 1 AND (levelMask & 1) = 1 AND (levelMask & ?) = 0 AND receivedAt < ?
-                """,
+        // One row in memory at a time: a day of verbose batches can be gigabytes.
+        let ids = try Int64.fetchAll(
+            db, sql: "SELECT id FROM batch WHERE kind = 1 AND (levelMask & 1) = 1 AND (levelMask & ?) = 0 AND receivedAt < ?",
             arguments: [verboseScrubbedBit, cutoff])
         var scrubbed = 0
-        for row in rows {
+        for id in ids {
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT id, firstSeq, receivedAt, keys, payload, levelMask FROM batch WHERE id = ?", arguments: [id])
+            else { continue }
             let block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: row["firstSeq"], receivedAt: row["receivedAt"])
             var keys = block.keys
             let stored = try block.lines(row["payload"] as Data)

@@ -54,7 +54,8 @@ import Testing
         let (recentLarge, _) = try await Self.cost(of: recent, in: f)
         let (gapLarge, _) = try await Self.cost(of: gap, in: f)
         #expect(recentSmall.rows == 0 && recentLarge.rows == 0)
-        #expect(recentLarge.steps == recentSmall.steps, "no-match window: \(recentSmall.steps) steps at 40 rows, \(recentLarge.steps) at 160")
+        #expect(
+            recentLarge.steps == recentSmall.steps, "no-match window: \(recentSmall.steps) steps at 40 rows, \(recentLarge.steps) at 160")
         #expect(gapLarge.steps == gapSmall.steps, "no-match window: \(gapSmall.steps) steps at 40 rows, \(gapLarge.steps) at 160")
         // Compacted into segments, the same.
         _ = try await f.store.compactor.compactOnce()

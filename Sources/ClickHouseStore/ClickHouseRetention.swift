@@ -33,8 +33,8 @@ public struct ClickHouseRetention: RetentionStore {
         self.logger = logger
     }
 
-    public func applyRetention(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, nowMs: Int64) async throws
-        -> RetentionResult
+    public func applyRetention(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, nowMs: Int64, returnFreeSpace: Bool)
+        async throws -> RetentionResult
     {
         // The spool first: its upkeep must not wait for ClickHouse to be reachable.
         var result = try await spool.maintain(env: env, limits: limits, nowMs: nowMs)

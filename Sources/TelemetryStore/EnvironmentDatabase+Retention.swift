@@ -7,9 +7,11 @@ extension EnvironmentDatabase {
     /// Deletes batches past their age (their events stay counted in the rollups, which have an
     /// age of their own), then — while the database holds more than `maxBytes` —
     /// the oldest batches in ``RetentionClass`` order, with their dedup ids, in one
-    /// transaction; then gives the freed pages back to the filesystem. Batches are judged by
+    /// transaction; then, when `returnFreeSpace`, gives the freed pages back to the filesystem
+    /// (moving live pages into the holes costs about what was deleted, so passes that run as
+    /// the store grows leave the pages for the next commits instead). Batches are judged by
     /// receive time, so a device with a wrong clock cannot keep data forever or lose it early.
-    func applyRetention(_ limits: RetentionPolicy.Limits, nowMs: Int64) async throws -> RetentionResult {
+    func applyRetention(_ limits: RetentionPolicy.Limits, nowMs: Int64, returnFreeSpace: Bool = true) async throws -> RetentionResult {
         var result = try await pool.write { db in
             var result = RetentionResult()
             if let age = limits.eventsMaxAge {
@@ -33,7 +35,7 @@ extension EnvironmentDatabase {
                 sql: "DELETE FROM incident WHERE createdAt < ?", arguments: [nowMs - (limits.logsMaxAge ?? Int64.max / 2000) * 1000])
             return result
         }
-        if result.batches > 0 || result.verboseScrubbed > 0 {
+        if returnFreeSpace, result.batches > 0 || result.verboseScrubbed > 0 {
             result.bytesReturned = try await returnFreePages()
         }
         return result

@@ -44,7 +44,7 @@ public struct RetentionPolicy: Sendable, Hashable {
 
     /// The share of an environment's `maxBytes` it may grow by before a pass runs: the cap is
     /// passed by at most this much plus the commits that land while the pass starts.
-    public static let growthStep = 0.05
+    public static let growthStep = 0.025
 
     public init(
         prod: Limits = Limits(eventsMaxAge: 30 * 86_400, logsMaxAge: 14 * 86_400, verboseLogsMaxAge: 3 * 86_400, maxBytes: 20 << 30),

@@ -10,8 +10,10 @@ import TelemetryModel
 /// ``RetentionPolicy/growthStep`` of its cap since its last pass (looked at after every commit,
 /// so the cap holds as data arrives, the way journald enforces `SystemMaxUse=` as it writes),
 /// on demand after a reload, and — called by the disk guard — deletes the oldest data when the
-/// filesystem is below its keep-free floor. Every deletion gives its pages back to the
-/// filesystem, which is what lets a disk past its high-water mark recover by itself.
+/// filesystem is below its keep-free floor. Timed and requested passes and the disk guard's
+/// deletions give the freed pages back to the filesystem, which is what lets a disk past its
+/// high-water mark recover by itself; a growth pass leaves them in the file, where the commits
+/// that follow reuse them.
 public final class RetentionService: Service, Sendable {
     /// What started a pass, as the passes metric labels it.
     public enum Trigger: String, Sendable {
@@ -99,7 +101,9 @@ public final class RetentionService: Service, Sendable {
     }
 
     private func pass(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, trigger: Trigger) async throws -> RetentionResult {
-        let r = try await store.applyRetention(limits, env: env, nowMs: clock.nowMilliseconds())
+        // A growth pass leaves the pages it freed to the commits that follow (the cap counts
+        // live pages); the timer's passes and the disk guard give free pages back.
+        let r = try await store.applyRetention(limits, env: env, nowMs: clock.nowMilliseconds(), returnFreeSpace: trigger != .growth)
         if let used = try await store.usedBytes(env: env) { grownFrom.withLock { $0[env] = used } }
         Counter(
             label: MetricName.retentionPasses.rawValue, dimensions: [("env", env.rawValue), ("trigger", trigger.rawValue)],
@@ -185,6 +189,8 @@ public final class RetentionService: Service, Sendable {
                     } else {
                         try await self.checkGrowth()
                     }
+                } catch is CancellationError {
+                    // Shutting down: the pass's transaction rolled back or committed whole.
                 } catch {
                     self.logger.error("retention pass failed", metadata: ["error": "\(error)"])
                 }

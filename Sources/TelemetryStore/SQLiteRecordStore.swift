@@ -84,8 +84,10 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
 
     // MARK: RetentionStore
 
-    public func applyRetention(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, nowMs: Int64) async throws -> RetentionResult {
-        try await databases[env].applyRetention(limits, nowMs: nowMs)
+    public func applyRetention(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, nowMs: Int64, returnFreeSpace: Bool)
+        async throws -> RetentionResult
+    {
+        try await databases[env].applyRetention(limits, nowMs: nowMs, returnFreeSpace: returnFreeSpace)
     }
 
     public func usedBytes(env: TelemetryEnvironment) async throws -> Int64? {

@@ -103,7 +103,9 @@ struct BenchCommand: AsyncParsableCommand {
                         let intended: ContinuousClock.Instant
                         if let interval {
                             intended = start + interval * i
-                            if intended >= deadline { break }
+                            // Also stop when the run's time is up: a daemon that fell behind
+                            // leaves the sends it never got counted as unsent, not queued.
+                            if intended >= deadline || .now >= deadline { break }
                             if intended > .now { try? await Task.sleep(until: intended, clock: .continuous) }
                         } else {
                             intended = .now
@@ -159,8 +161,9 @@ struct BenchCommand: AsyncParsableCommand {
         for s in perWorker { total.merge(s) }
         let report = BenchReport(
             mode: rate == nil ? "closed" : "open", offeredRate: rate, encoding: encoding.rawValue, batchSize: batchSize,
-            concurrency: concurrency, seconds: elapsed, stats: total, poolRecords: pool.records, poolWrapped: total.records > pool.records,
-            idleRSSKiB: idle?.rssKiB, daemon: daemon, generatorCPUSeconds: selfCPU)
+            concurrency: concurrency, seconds: elapsed, stats: total, poolRecords: pool.records,
+            poolWrapped: !live && total.records > pool.records, idleRSSKiB: idle?.rssKiB, daemon: daemon, generatorCPUSeconds: selfCPU,
+            unsentRequests: interval.map { max(0, Int(duration * 1e9 / Double($0.nanoseconds)) - next.value.load(ordering: .relaxed)) })
         print(json ? report.json() : report.text())
     }
 }

@@ -10,7 +10,7 @@ import Testing
 
 /// A size cap and a keep-free floor hold while data arrives, not only at the next timed
 /// pass: retention looks after every commit and runs a pass once an environment has grown by
-/// a twentieth of its cap, and the disk guard checks the floor after every commit. Small caps,
+/// a fortieth of its cap, and the disk guard checks the floor after every commit. Small caps,
 /// incompressible records, a pinned clock; the timer is an hour away throughout.
 @Suite struct RetentionGrowthTests {
     static let now: Int64 = 1_800_000_000_000
@@ -50,7 +50,7 @@ import Testing
         let growthPasses = try metrics.expectCounter(
             MetricName.retentionPasses.rawValue, [("env", "prod"), ("trigger", "growth")]
         ).totalValue
-        #expect(growthPasses >= 10, "\(growthPasses) passes for 7 MB of growth in steps of 150 kB past a 3 MB cap")
+        #expect(growthPasses >= 10, "\(growthPasses) passes for 7 MB of growth in steps of 75 kB past a 3 MB cap")
         await f.close()
     }
 

@@ -142,7 +142,8 @@ import Testing
         }
         try queue.close()
         #expect(ids == Set(days.filter { kept($0, days: 30) }.flatMap(\.eventIDs)), "retry ids at \(Timestamp.format(milliseconds: now))")
-        #expect(rollupDays == Set(days.filter { kept($0, days: 35) }.map(\.receivedAt)), "rollups at \(Timestamp.format(milliseconds: now))")
+        #expect(
+            rollupDays == Set(days.filter { kept($0, days: 35) }.map(\.receivedAt)), "rollups at \(Timestamp.format(milliseconds: now))")
     }
 
     @Test func fortyDaysOfRetention() async throws {

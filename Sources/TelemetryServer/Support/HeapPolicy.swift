@@ -1,4 +1,5 @@
 import CMalloc
+import Foundation
 import ServiceLifecycle
 
 /// How the daemon uses glibc's heap. Two things pull against each other: large buffers
@@ -19,10 +20,13 @@ enum HeapPolicy {
     static let mmapThreshold: Int32 = 32 << 20
     static let trimThreshold: Int32 = 64 << 20
 
-    /// Sets the thresholds; called once at start, before the services allocate.
-    static func configure() {
-        _ = mallopt(M_MMAP_THRESHOLD, mmapThreshold)
-        _ = mallopt(M_TRIM_THRESHOLD, trimThreshold)
+    /// Sets the thresholds; called once at start, before the services allocate. A setting the
+    /// operator gave glibc itself (`GLIBC_TUNABLES=glibc.malloc.trim_threshold=...`) is left
+    /// as given.
+    static func configure(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        let tunables = environment["GLIBC_TUNABLES"] ?? ""
+        if !tunables.contains("glibc.malloc.mmap_threshold") { _ = mallopt(M_MMAP_THRESHOLD, mmapThreshold) }
+        if !tunables.contains("glibc.malloc.trim_threshold") { _ = mallopt(M_TRIM_THRESHOLD, trimThreshold) }
     }
 
     /// Returns free pages inside the heaps, which glibc's own top-of-heap trim cannot reach,

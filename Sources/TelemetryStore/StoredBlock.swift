@@ -163,6 +163,14 @@ struct StoredBlock {
 
         /// A copy of record `i`'s bytes.
         func line(_ i: Int) -> [UInt8] { withLine(i) { Array($0) } }
+
+        /// Record `i`'s bytes as a slice of the inflated payload: no copy, and the payload
+        /// stays alive as long as the slice does.
+        func slice(_ i: Int) -> ArraySlice<UInt8> {
+            guard let placement else { return parts[0].slice(i) }
+            let p = placement[i]
+            return parts[Int(p.part)].slice(Int(p.line))
+        }
     }
 
     /// How much of a keys blob ``idSpan(keysBlob:firstSeq:count:)`` reads: the marker and two

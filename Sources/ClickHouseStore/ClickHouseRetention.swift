@@ -33,8 +33,8 @@ public struct ClickHouseRetention: RetentionStore {
         self.logger = logger
     }
 
-    public func applyRetention(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, nowMs: Int64) async throws
-        -> RetentionResult
+    public func applyRetention(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, nowMs: Int64, returnFreeSpace: Bool)
+        async throws -> RetentionResult
     {
         // The spool first: its upkeep must not wait for ClickHouse to be reachable.
         var result = try await spool.maintain(env: env, limits: limits, nowMs: nowMs)
@@ -59,6 +59,9 @@ public struct ClickHouseRetention: RetentionStore {
     public func returnFreeSpace(env: TelemetryEnvironment) async throws -> Int64 {
         try await spool.returnFreeSpace(env: env)
     }
+
+    /// The size cap does not apply to ClickHouse: passes run on the timer only.
+    public func usedBytes(env: TelemetryEnvironment) async throws -> Int64? { nil }
 
     /// Nothing local is ever offered for deletion: the spool holds only unshipped records.
     public func oldestReceivedAt(_ retentionClass: RetentionClass, env: TelemetryEnvironment) async throws -> Int64? { nil }

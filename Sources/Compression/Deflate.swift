@@ -29,7 +29,8 @@ public enum Deflate {
             }
         }
         guard rc == Z_STREAM_END else { throw CompressionError.zlib(code: rc, detail: "deflate did not finish") }
-        output.removeSubrange(written...)
-        return output
+        // A copy of the written bytes, not the bound-sized buffer: a batch waiting for its
+        // commit (or a segment for its transaction) would otherwise hold its raw size.
+        return Array(output[..<written])
     }
 }

@@ -86,14 +86,17 @@ public struct DaemonComponents: Sendable {
         // an outage longer than the retention period must not delete unshipped records.
         let retentionStore: any RetentionStore =
             forwarder.map { ClickHouseRetention(client: $0.client, spool: sqlite, logger: logger) } ?? sqlite
+        // The embedded store's size cap is held as it grows (a pass after each step of growth);
+        // ClickHouse's size is not measured here.
+        let commits: @Sendable () -> AsyncStream<CommitNotice> = { sqlite.commits() }
         let retention = RetentionService(
-            store: retentionStore, policy: { settings.current.retention }, logger: logger, clock: clock,
-            metrics: metrics.factory)
+            store: retentionStore, policy: { settings.current.retention }, commits: forwarder == nil ? commits : nil, logger: logger,
+            clock: clock, metrics: metrics.factory)
         self.retention = retention
         let transitions = DiskTransitionLog(logger: logger, dataDirectory: dir.path)
         disk = DiskGuard(
             directory: dir, configuration: { settings.current.disk }, space: space, retention: retention,
-            metrics: metrics.factory, logger: logger, onTransition: transitions.record)
+            metrics: metrics.factory, logger: logger, onTransition: transitions.record, commits: commits)
     }
 
     /// On first start (no token exists) creates an admin token in `<data-dir>/admin.token`

@@ -31,6 +31,9 @@ struct BatchLines {
         self.starts = starts
     }
 
+    /// The bytes of line `i` (without its newline), sharing the payload's storage.
+    func slice(_ i: Int) -> ArraySlice<UInt8> { payload[starts[i]..<(starts[i + 1] - 1)] }
+
     /// The bytes of line `i` (without its newline), for the duration of `body`.
     func withLine<R>(_ i: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try payload.withUnsafeBufferPointer { b in

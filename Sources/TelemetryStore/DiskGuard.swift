@@ -9,7 +9,9 @@ import TelemetryModel
 /// ingest is refused with 507 before the disk fills (queries keep working); below the
 /// keep-free floor retention deletes the oldest data and gives the space back, like
 /// journald's `SystemKeepFree=`. The refusal clears by itself at the first check that finds
-/// space back above the mark — freed by retention or by anyone else.
+/// space back above the mark — freed by retention or by anyone else. It checks every
+/// `checkInterval` and after every commit of the store, so what the daemon itself writes never
+/// takes the disk far below the floor between two checks.
 public final class DiskGuard: Service, Sendable {
     public struct Configuration: Sendable, Hashable {
         /// Refuse ingest when fewer bytes than this are free ...
@@ -68,6 +70,7 @@ public final class DiskGuard: Service, Sendable {
     private let freeBytesGauge: Gauge
     private let highWaterGauge: Gauge
     private let onTransition: @Sendable (Transition) -> Void
+    private let commits: (@Sendable () -> AsyncStream<CommitNotice>)?
     private let state = Mutex(Status(freeBytes: .max, totalBytes: .max, refusing: false))
 
     /// - Parameters:
@@ -75,10 +78,11 @@ public final class DiskGuard: Service, Sendable {
     ///   - space: where free space is read (`StatvfsFilesystemSpace` in the daemon).
     ///   - retention: deletes for space below the keep-free floor; nil to only refuse.
     ///   - onTransition: told when the refusal starts and ends (the daemon logs it).
+    ///   - commits: the store's commit notices, each one a reason to check (nil: the timer only).
     public init(
         directory: URL, configuration: @escaping @Sendable () -> Configuration, space: any FilesystemSpace,
         retention: RetentionService? = nil, metrics: any MetricsFactory, logger: Logger,
-        onTransition: @escaping @Sendable (Transition) -> Void = { _ in }
+        onTransition: @escaping @Sendable (Transition) -> Void = { _ in }, commits: (@Sendable () -> AsyncStream<CommitNotice>)? = nil
     ) {
         freeBytesGauge = Gauge(label: MetricName.diskFreeBytes.rawValue, factory: metrics)
         highWaterGauge = Gauge(label: MetricName.diskHighWater.rawValue, factory: metrics)
@@ -88,6 +92,7 @@ public final class DiskGuard: Service, Sendable {
         self.retention = retention
         self.logger = logger
         self.onTransition = onTransition
+        self.commits = commits
         check()
     }
 
@@ -145,14 +150,19 @@ public final class DiskGuard: Service, Sendable {
         }
     }
 
-    /// Checks, then keeps the floor, every `checkInterval`. The refusal is re-evaluated at
-    /// the next check, so it lasts at least one interval: clients get one clear answer
-    /// (507 with Retry-After) rather than a flicker around the mark.
+    /// Checks, then keeps the floor, every `checkInterval` and after every commit. A refusal
+    /// is re-evaluated at the next check, so under load it clears as soon as space returns and
+    /// with no load it lasts at least one interval: clients get one clear answer (507 with
+    /// Retry-After) rather than a flicker around the mark.
     public func run() async throws {
-        while !Task.isShuttingDownGracefully {
-            check()
-            await keepFloor()
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.configuration().checkInterval) }
+        let wakeups = Wakeups()
+        let commits = self.commits?()
+        wakeups.ring(.timer)
+        try? await cancelWhenGracefulShutdown {
+            await wakeups.run(interval: { self.configuration().checkInterval }, commits: commits) { _ in
+                self.check()
+                await self.keepFloor()
+            }
         }
     }
 }

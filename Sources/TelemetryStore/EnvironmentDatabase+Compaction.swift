@@ -136,7 +136,9 @@ extension EnvironmentDatabase {
             let block = try StoredBlock(keysBlob: row.keys, firstSeq: row.firstSeq, receivedAt: row.receivedAt)
             let lines = try block.lines(row.payload)
             for (i, k) in block.keys.enumerated() {
-                records.append(Segment.Record(id: block.id(i), receivedAt: block.receivedAt(i), keys: k, json: lines.line(i)[...]))
+                // Slices of the rows' inflated payloads: a merge of 16,384 records made as
+                // many small arrays when it copied each line.
+                records.append(Segment.Record(id: block.id(i), receivedAt: block.receivedAt(i), keys: k, json: lines.slice(i)))
                 bloom.add(k)
                 minTime = min(minTime, k.time)
                 maxTime = max(maxTime, k.time)

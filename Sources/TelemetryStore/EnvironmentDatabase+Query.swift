@@ -8,10 +8,13 @@ extension EnvironmentDatabase {
     func query(_ q: RecordQuery) async throws -> RecordPage {
         let env = self.env
         let resume = resumeBlocks
+        let reads = self.reads
         return try await pool.read { db in
             var found: [StoredRecord] = []
             var noCache: PageKeysCache?
-            let next = try Self.pass(q, env: env, db: db, readRecords: true, cache: &noCache, resume: resume) { found.append($0.stored) }
+            let next = try Self.pass(q, env: env, db: db, readRecords: true, cache: &noCache, resume: resume, reads: reads) {
+                found.append($0.stored)
+            }
             return RecordPage(records: found, nextAfter: next)
         }
     }
@@ -23,18 +26,23 @@ extension EnvironmentDatabase {
     func scan(_ q: RecordQuery, announcePageEnd: Bool, _ visit: @Sendable (ScanEvent) -> Void) async throws -> Int64? {
         let env = self.env
         let resume = resumeBlocks
+        let reads = self.reads
         return try await pool.read { db in
             var cache: PageKeysCache?
             if announcePageEnd, q.contains == nil {
                 cache = PageKeysCache()
-                visit(.pageEnd(try Self.pass(q, env: env, db: db, readRecords: false, cache: &cache, resume: resume) { _ in }))
+                visit(
+                    .pageEnd(try Self.pass(q, env: env, db: db, readRecords: false, cache: &cache, resume: resume, reads: reads) { _ in }))
             }
-            return try Self.pass(q, env: env, db: db, readRecords: true, cache: &cache, resume: resume) { visit(.record($0)) }
+            return try Self.pass(q, env: env, db: db, readRecords: true, cache: &cache, resume: resume, reads: reads) {
+                visit(.record($0))
+            }
         }
     }
 
-    /// One pass over the page. Batches are visited in id order; a batch is skipped on its
-    /// time bounds (SQL), its level mask and its Bloom filter before anything is inflated,
+    /// One pass over the page. Batches are visited in id order, only those whose time bounds
+    /// overlap the window (``BatchRows``); a batch is skipped on its level mask and its Bloom
+    /// filter before anything is inflated,
     /// then its keys block is filtered, and its payload is inflated only when a record
     /// matched and its bytes are needed (`readRecords`, or a `contains` filter). Returns
     /// where the next page starts: the last record of this one when another match follows.
@@ -44,35 +52,8 @@ extension EnvironmentDatabase {
     /// row kept by the page before is taken instead of decoded again.
     private static func pass(
         _ q: RecordQuery, env: TelemetryEnvironment, db: Database, readRecords: Bool, cache: inout PageKeysCache?,
-        resume: ResumeBlocks?, visit: (ScannedRecord) throws -> Void
+        resume: ResumeBlocks?, reads: ReadCounter, visit: (ScannedRecord) throws -> Void
     ) throws -> Int64? {
-        var sql = "SELECT id, firstSeq, count, receivedAt, storedBytes, levelMask, bloom, keys, payload FROM batch WHERE kind = ?"
-        var args: [any DatabaseValueConvertible] = [q.kind == .event ? 0 : 1]
-        if let since = q.since {
-            sql += " AND maxTime >= ?"
-            args.append(since)
-        }
-        if let until = q.until {
-            sql += " AND minTime <= ?"
-            args.append(until)
-        }
-        if let after = q.after {
-            // Rows of a kind never overlap in ids, but a compacted segment's ids are not
-            // contiguous (firstSeq + count is not its end): ascending, start at the last
-            // row beginning at or before the cursor; its records up to it are skipped below.
-            if q.order == .asc {
-                sql += " AND firstSeq >= coalesce((SELECT max(firstSeq) FROM batch WHERE kind = ? AND firstSeq <= ?), 0)"
-                args += [q.kind == .event ? 0 : 1, after]
-            } else {
-                sql += " AND firstSeq < ?"
-                args.append(after)
-            }
-        }
-        if let through = q.throughID {
-            sql += " AND firstSeq <= ?"
-            args.append(through)
-        }
-        sql += q.order == .asc ? " ORDER BY firstSeq ASC" : " ORDER BY firstSeq DESC"
         let terms = q.requiredTerms
         let needle = q.contains.map { Array($0.lowercased().utf8) }
         let presenter = q.presenter
@@ -84,7 +65,10 @@ extension EnvironmentDatabase {
         let limit = max(q.limit, 0)
         var accepted = 0
         var lastAccepted: Int64?
-        let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(args))
+        let rows = try BatchRows(
+            columns: "id, firstSeq, count, receivedAt, storedBytes, levelMask, bloom, keys, payload", kind: q.kind == .event ? 0 : 1,
+            since: q.since, until: q.until, after: q.after, through: q.throughID, order: q.order, db: db)
+        defer { reads.add(rows.finish()) }
         while let row = try rows.next() {
             if levelMaskNeeded != 0, (row["levelMask"] as Int) & levelMaskNeeded == 0 { continue }
             let bloom = BloomFilter(bytes: [UInt8](row["bloom"] as Data))

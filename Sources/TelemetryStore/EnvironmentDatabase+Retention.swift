@@ -7,9 +7,11 @@ extension EnvironmentDatabase {
     /// Deletes batches past their age (their events stay counted in the rollups, which have an
     /// age of their own), then — while the database holds more than `maxBytes` —
     /// the oldest batches in ``RetentionClass`` order, with their dedup ids, in one
-    /// transaction; then gives the freed pages back to the filesystem. Batches are judged by
+    /// transaction; then, when `returnFreeSpace`, gives the freed pages back to the filesystem
+    /// (moving live pages into the holes costs about what was deleted, so passes that run as
+    /// the store grows leave the pages for the next commits instead). Batches are judged by
     /// receive time, so a device with a wrong clock cannot keep data forever or lose it early.
-    func applyRetention(_ limits: RetentionPolicy.Limits, nowMs: Int64) async throws -> RetentionResult {
+    func applyRetention(_ limits: RetentionPolicy.Limits, nowMs: Int64, returnFreeSpace: Bool = true) async throws -> RetentionResult {
         var result = try await pool.write { db in
             var result = RetentionResult()
             if let age = limits.eventsMaxAge {
@@ -33,7 +35,7 @@ extension EnvironmentDatabase {
                 sql: "DELETE FROM incident WHERE createdAt < ?", arguments: [nowMs - (limits.logsMaxAge ?? Int64.max / 2000) * 1000])
             return result
         }
-        if result.batches > 0 || result.verboseScrubbed > 0 {
+        if returnFreeSpace, result.batches > 0 || result.verboseScrubbed > 0 {
             result.bytesReturned = try await returnFreePages()
         }
         return result
@@ -88,15 +90,20 @@ extension EnvironmentDatabase {
         return try deleteBatches(where: "\(retentionClass.condition) AND id <= ?", [lastId], db: db)
     }
 
-    /// Deletes the matching batches and the dedup ids of their records.
+    /// Deletes the matching batches and the dedup ids of their records. Only the head of each
+    /// row's keys blob is read (a segment's id span is in its first bytes): a pass that deletes
+    /// gigabytes allocates kilobytes.
     private static func deleteBatches(where condition: String, _ arguments: StatementArguments, db: Database) throws -> RetentionResult {
         var result = RetentionResult()
         let rows = try Row.fetchAll(
-            db, sql: "SELECT id, kind, firstSeq, count, storedBytes, keys FROM batch WHERE \(condition)", arguments: arguments)
+            db,
+            sql:
+                "SELECT id, kind, firstSeq, count, storedBytes, substr(keys, 1, \(StoredBlock.idSpanHeadBytes)) AS head FROM batch WHERE \(condition)",
+            arguments: arguments)
         for row in rows {
             let count: Int64 = row["count"]
             // A segment's ids have the other kind's in between: its span, of its own kind.
-            let ids = try StoredBlock.idSpan(keysBlob: [UInt8](row["keys"] as Data), firstSeq: row["firstSeq"], count: count)
+            let ids = try StoredBlock.idSpan(keysBlob: [UInt8](row["head"] as Data), firstSeq: row["firstSeq"], count: count)
             try db.execute(
                 sql: "DELETE FROM event_id WHERE seq >= ? AND seq <= ? AND kind = ?",
                 arguments: [ids.lowerBound, ids.upperBound, row["kind"] as Int])
@@ -119,15 +126,16 @@ extension EnvironmentDatabase {
     /// content — the PII-bearing part leaves on the shorter schedule, the rest of the batch
     /// and every id stay as they were. Returns how many records were scrubbed.
     static func scrubVerbose(olderThan cutoff: Int64, db: Database, level: Int32 = 6) throws -> Int {
-        let rows = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT id, firstSeq, receivedAt, keys, payload, levelMask FROM batch
-                WHERE kind = 1 AND (levelMask & 1) = 1 AND (levelMask & ?) = 0 AND receivedAt < ?
-                """,
+        // One row in memory at a time: a day of verbose batches can be gigabytes.
+        let ids = try Int64.fetchAll(
+            db, sql: "SELECT id FROM batch WHERE kind = 1 AND (levelMask & 1) = 1 AND (levelMask & ?) = 0 AND receivedAt < ?",
             arguments: [verboseScrubbedBit, cutoff])
         var scrubbed = 0
-        for row in rows {
+        for id in ids {
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT id, firstSeq, receivedAt, keys, payload, levelMask FROM batch WHERE id = ?", arguments: [id])
+            else { continue }
             let block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: row["firstSeq"], receivedAt: row["receivedAt"])
             var keys = block.keys
             let stored = try block.lines(row["payload"] as Data)

@@ -11,6 +11,7 @@ extension EnvironmentDatabase {
     /// all (a segment that merely overlaps its last hour, because it also holds newer records,
     /// used to have every key decoded to find none).
     func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws {
+        let reads = self.reads
         try await pool.read { db in
             // The parts of the window answered from records: before and after the rollup hours.
             var parts: [ClosedRange<Int64>] = []
@@ -22,10 +23,8 @@ extension EnvironmentDatabase {
                 parts.append(scan.since...scan.until)
             }
             guard !parts.isEmpty else { return }
-            let overlaps = parts.map { _ in "(maxTime >= ? AND minTime <= ?)" }.joined(separator: " OR ")
-            let rows = try Row.fetchCursor(
-                db, sql: "SELECT keys FROM batch WHERE kind = 0 AND (\(overlaps)) ORDER BY firstSeq",
-                arguments: StatementArguments(parts.flatMap { [$0.lowerBound, $0.upperBound] }))
+            let rows = try BatchRows(columns: "keys", kind: 0, windows: parts, after: nil, through: nil, order: .asc, db: db)
+            defer { reads.add(rows.finish()) }
             while let row = try rows.next() {
                 let keys = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: 0, receivedAt: 0, app: scan.app).keys
                 for k in keys where k.name == scan.name && parts.contains(where: { $0.contains(k.time) }) {

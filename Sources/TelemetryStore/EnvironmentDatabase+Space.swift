@@ -44,6 +44,12 @@ extension EnvironmentDatabase {
         return max(0, before - sizeOnDisk())
     }
 
+    /// ``usedBytes(_:)`` from a read snapshot: two header fields, cheap enough to ask after
+    /// every commit.
+    func usedBytes() async throws -> Int64 {
+        try await pool.read { try Self.usedBytes($0) }
+    }
+
     /// Bytes of the database's pages that hold data (free-list pages excluded): what the
     /// size cap is compared with, independent of when the file was last truncated.
     static func usedBytes(_ db: Database) throws -> Int64 {

@@ -14,6 +14,8 @@ final class EnvironmentDatabase: Sendable {
     let configuration: StoreConfiguration
     /// Rows where query pages stopped, for the pages that continue from them.
     let resumeBlocks = ResumeBlocks()
+    /// What reads of the batch table cost so far (rows and SQLite steps), for tests and stats.
+    let reads = ReadCounter()
 
     init(
         env: TelemetryEnvironment, directory: URL, configuration: StoreConfiguration,

@@ -37,13 +37,23 @@ public struct RetentionPolicy: Sendable, Hashable {
 
     public var prod: Limits
     public var ppe: Limits
+    /// Seconds between timed passes. A pass also runs whenever an environment's database has
+    /// grown by ``growthStep`` of its size cap since its last pass (``RetentionService``), so
+    /// the timer is what ages data out, not what holds the cap.
+    public var passIntervalSeconds: Int
+
+    /// The share of an environment's `maxBytes` it may grow by before a pass runs: the cap is
+    /// passed by at most this much plus the commits that land while the pass starts.
+    public static let growthStep = 0.025
 
     public init(
         prod: Limits = Limits(eventsMaxAge: 30 * 86_400, logsMaxAge: 14 * 86_400, verboseLogsMaxAge: 3 * 86_400, maxBytes: 20 << 30),
-        ppe: Limits = Limits(eventsMaxAge: 7 * 86_400, logsMaxAge: 7 * 86_400, verboseLogsMaxAge: 2 * 86_400, maxBytes: 2 << 30)
+        ppe: Limits = Limits(eventsMaxAge: 7 * 86_400, logsMaxAge: 7 * 86_400, verboseLogsMaxAge: 2 * 86_400, maxBytes: 2 << 30),
+        passIntervalSeconds: Int = 300
     ) {
         self.prod = prod
         self.ppe = ppe
+        self.passIntervalSeconds = passIntervalSeconds
     }
 
     public func limits(for env: TelemetryEnvironment) -> Limits { env == .prod ? prod : ppe }

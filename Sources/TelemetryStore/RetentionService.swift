@@ -2,13 +2,29 @@ import Foundation
 import Logging
 import Metrics
 import ServiceLifecycle
+import Synchronization
 import TelemetryModel
 
-/// Applies the retention policy every `interval` (age and size cap per environment), on
-/// demand after a reload, and — called by the disk guard — deletes the oldest data when the
-/// filesystem is below its keep-free floor. Every deletion gives its pages back to the
-/// filesystem, which is what lets a disk past its high-water mark recover by itself.
+/// Applies the retention policy (age and size cap per environment): every
+/// `passIntervalSeconds`, whenever an environment's database has grown by
+/// ``RetentionPolicy/growthStep`` of its cap since its last pass (looked at after every commit,
+/// so the cap holds as data arrives, the way journald enforces `SystemMaxUse=` as it writes),
+/// on demand after a reload, and — called by the disk guard — deletes the oldest data when the
+/// filesystem is below its keep-free floor. Timed and requested passes and the disk guard's
+/// deletions give the freed pages back to the filesystem, which is what lets a disk past its
+/// high-water mark recover by itself; a growth pass leaves them in the file, where the commits
+/// that follow reuse them.
 public final class RetentionService: Service, Sendable {
+    /// What started a pass, as the passes metric labels it.
+    public enum Trigger: String, Sendable {
+        /// The pass interval elapsed.
+        case timer
+        /// The environment grew by a step of its cap since its last pass.
+        case growth
+        /// Asked for (a reload, a test).
+        case demand
+    }
+
     /// How much free space is still missing, re-measured after every deletion round.
     public struct SpaceNeed: Sendable, Hashable {
         /// Bytes short of the target (nothing to do when zero or less).
@@ -25,50 +41,84 @@ public final class RetentionService: Service, Sendable {
 
     private let store: any RetentionStore
     private let policy: @Sendable () -> RetentionPolicy
-    private let interval: Duration
+    private let commits: (@Sendable () -> AsyncStream<CommitNotice>)?
     private let logger: Logger
     private let clock: any WallClock
     private let metrics: any MetricsFactory
+    /// Per environment, its used bytes when its last pass ended: growth is measured from there.
+    private let grownFrom = Mutex<[TelemetryEnvironment: Int64]>([:])
 
-    /// - Parameter policy: read at every pass, so a reloaded policy applies at the next one.
+    /// - Parameters:
+    ///   - policy: read at every pass, so a reloaded policy applies at the next one.
+    ///   - commits: the store's commit notices (nil: passes run on the timer only).
     public init(
-        store: any RetentionStore, policy: @escaping @Sendable () -> RetentionPolicy, interval: Duration = .seconds(300),
-        logger: Logger, clock: any WallClock, metrics: any MetricsFactory
+        store: any RetentionStore, policy: @escaping @Sendable () -> RetentionPolicy,
+        commits: (@Sendable () -> AsyncStream<CommitNotice>)? = nil, logger: Logger, clock: any WallClock, metrics: any MetricsFactory
     ) {
         self.metrics = metrics
         self.store = store
         self.policy = policy
-        self.interval = interval
+        self.commits = commits
         self.logger = logger
         self.clock = clock
     }
 
     /// A service with a fixed policy.
     public convenience init(
-        store: any RetentionStore, policy: RetentionPolicy, interval: Duration = .seconds(300), logger: Logger, clock: any WallClock,
-        metrics: any MetricsFactory
+        store: any RetentionStore, policy: RetentionPolicy, commits: (@Sendable () -> AsyncStream<CommitNotice>)? = nil, logger: Logger,
+        clock: any WallClock, metrics: any MetricsFactory
     ) {
-        self.init(store: store, policy: { policy }, interval: interval, logger: logger, clock: clock, metrics: metrics)
+        self.init(store: store, policy: { policy }, commits: commits, logger: logger, clock: clock, metrics: metrics)
     }
 
     /// One pass of the age and size limits over both environments.
     @discardableResult
-    public func sweep() async throws -> [TelemetryEnvironment: RetentionResult] {
+    public func sweep(_ trigger: Trigger = .demand) async throws -> [TelemetryEnvironment: RetentionResult] {
         var out: [TelemetryEnvironment: RetentionResult] = [:]
         let policy = policy()
         for env in TelemetryEnvironment.allCases {
-            let r = try await store.applyRetention(policy.limits(for: env), env: env, nowMs: clock.nowMilliseconds())
-            out[env] = r
-            if r.batches > 0 {
-                count(r, env: env)
-                logger.info(
-                    "retention removed old data",
-                    metadata: [
-                        "env": "\(env)", "batches": "\(r.batches)", "records": "\(r.records)", "bytesReturned": "\(r.bytesReturned)",
-                    ])
-            }
+            out[env] = try await pass(policy.limits(for: env), env: env, trigger: trigger)
         }
         return out
+    }
+
+    /// Runs a pass for each environment whose used bytes grew by ``RetentionPolicy/growthStep``
+    /// of its cap since its last pass; what the service does after every commit. Returns the
+    /// passes it ran.
+    @discardableResult
+    public func checkGrowth() async throws -> [TelemetryEnvironment: RetentionResult] {
+        var out: [TelemetryEnvironment: RetentionResult] = [:]
+        let policy = policy()
+        for env in TelemetryEnvironment.allCases {
+            let limits = policy.limits(for: env)
+            guard let cap = limits.maxBytes, let used = try await store.usedBytes(env: env) else { continue }
+            let step = max(1, Int64(Double(cap) * RetentionPolicy.growthStep))
+            let from = grownFrom.withLock { $0[env] } ?? 0
+            guard used - from >= step else { continue }
+            out[env] = try await pass(limits, env: env, trigger: .growth)
+        }
+        return out
+    }
+
+    private func pass(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, trigger: Trigger) async throws -> RetentionResult {
+        // A growth pass leaves the pages it freed to the commits that follow (the cap counts
+        // live pages); the timer's passes and the disk guard give free pages back.
+        let r = try await store.applyRetention(limits, env: env, nowMs: clock.nowMilliseconds(), returnFreeSpace: trigger != .growth)
+        if let used = try await store.usedBytes(env: env) { grownFrom.withLock { $0[env] = used } }
+        Counter(
+            label: MetricName.retentionPasses.rawValue, dimensions: [("env", env.rawValue), ("trigger", trigger.rawValue)],
+            factory: metrics
+        ).increment()
+        if r.batches > 0 {
+            count(r, env: env)
+            logger.info(
+                "retention removed old data",
+                metadata: [
+                    "env": "\(env)", "trigger": "\(trigger.rawValue)", "batches": "\(r.batches)", "records": "\(r.records)",
+                    "bytesReturned": "\(r.bytesReturned)",
+                ])
+        }
+        return r
     }
 
     /// Frees filesystem space until `need` reports none missing or nothing is left to
@@ -125,14 +175,26 @@ public final class RetentionService: Service, Sendable {
             by: r.records)
     }
 
+    /// Passes at start, on the timer and on growth, until shutdown. A failed pass is logged
+    /// and the next wake-up tries again.
     public func run() async throws {
-        while !Task.isShuttingDownGracefully {
-            do {
-                try await sweep()
-            } catch {
-                logger.error("retention pass failed", metadata: ["error": "\(error)"])
+        let wakeups = Wakeups()
+        let commits = self.commits?()
+        wakeups.ring(.timer)
+        try? await cancelWhenGracefulShutdown {
+            await wakeups.run(interval: { .seconds(max(1, self.policy().passIntervalSeconds)) }, commits: commits) { reasons in
+                do {
+                    if reasons.contains(.timer) {
+                        try await self.sweep(.timer)
+                    } else {
+                        try await self.checkGrowth()
+                    }
+                } catch is CancellationError {
+                    // Shutting down: the pass's transaction rolled back or committed whole.
+                } catch {
+                    self.logger.error("retention pass failed", metadata: ["error": "\(error)"])
+                }
             }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
         }
     }
 }

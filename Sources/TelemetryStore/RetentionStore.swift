@@ -6,8 +6,14 @@ import TelemetryModel
 public protocol RetentionStore: Sendable {
     /// Deletes what is past the age limits of `limits`, then the oldest data while the
     /// environment holds more than its size cap, judged by receive time against `nowMs`;
-    /// gives the freed space back to the filesystem.
-    func applyRetention(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, nowMs: Int64) async throws -> RetentionResult
+    /// gives the freed space back to the filesystem when `returnFreeSpace` (otherwise the
+    /// commits that follow reuse it).
+    func applyRetention(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, nowMs: Int64, returnFreeSpace: Bool) async throws
+        -> RetentionResult
+
+    /// Bytes the environment's data takes now, as its size cap counts them; nil when this
+    /// backend cannot tell cheaply (then only the timer runs its passes).
+    func usedBytes(env: TelemetryEnvironment) async throws -> Int64?
 
     /// Gives space held by already deleted data back to the filesystem, without deleting
     /// anything; returns the bytes the environment's files shrank by.

@@ -84,8 +84,14 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
 
     // MARK: RetentionStore
 
-    public func applyRetention(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, nowMs: Int64) async throws -> RetentionResult {
-        try await databases[env].applyRetention(limits, nowMs: nowMs)
+    public func applyRetention(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, nowMs: Int64, returnFreeSpace: Bool)
+        async throws -> RetentionResult
+    {
+        try await databases[env].applyRetention(limits, nowMs: nowMs, returnFreeSpace: returnFreeSpace)
+    }
+
+    public func usedBytes(env: TelemetryEnvironment) async throws -> Int64? {
+        try await databases[env].usedBytes()
     }
 
     public func returnFreeSpace(env: TelemetryEnvironment) async throws -> Int64 {

@@ -147,6 +147,12 @@ enum StoreSchema {
             // moment, so "ids older than the window" is a seq range the seq index deletes.
             try db.execute(sql: "CREATE TABLE seq_mark (at INTEGER PRIMARY KEY, seq INTEGER NOT NULL)")
         }
+        m.registerMigration("v6-batch-time-index") { db in
+            // Every row's kind and device-time bounds in an R*Tree, kept by triggers on
+            // `batch`, so a read of a time window finds its rows without visiting the others
+            // (see BatchTimeIndex); filled from the rows already stored.
+            try db.execute(sql: BatchTimeIndex.schema)
+        }
         return m
     }
 }

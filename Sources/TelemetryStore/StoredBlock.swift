@@ -163,9 +163,22 @@ struct StoredBlock {
 
         /// A copy of record `i`'s bytes.
         func line(_ i: Int) -> [UInt8] { withLine(i) { Array($0) } }
+
+        /// Record `i`'s bytes as a slice of the inflated payload: no copy, and the payload
+        /// stays alive as long as the slice does.
+        func slice(_ i: Int) -> ArraySlice<UInt8> {
+            guard let placement else { return parts[0].slice(i) }
+            let p = placement[i]
+            return parts[Int(p.part)].slice(Int(p.line))
+        }
     }
 
-    /// The first and last id of a row, from its keys blob without inflating it.
+    /// How much of a keys blob ``idSpan(keysBlob:firstSeq:count:)`` reads: the marker and two
+    /// varints of at most ten bytes each.
+    static let idSpanHeadBytes = 21
+
+    /// The first and last id of a row, from its keys blob (or its first ``idSpanHeadBytes``)
+    /// without inflating it.
     static func idSpan(keysBlob: [UInt8], firstSeq: Int64, count: Int64) throws -> ClosedRange<Int64> {
         guard isSegment(keysBlob) else { return firstSeq...(firstSeq + count - 1) }
         var r = ByteReader(keysBlob)

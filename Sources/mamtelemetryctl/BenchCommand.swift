@@ -46,10 +46,17 @@ struct BenchCommand: AsyncParsableCommand {
             "Data set: guid (every record's device, app and session drawn on its own) or fleet (one device's batch per request, ids reused, some relayed multi-device requests; OTLP log bodies stay guid)."
     )
     var data: BenchDataSet = .guid
+    @Flag(
+        help:
+            "Stamp every record with the current time and every event with a fresh eventId at each send, so a run of any length never repeats a record (for soaks; bodies are re-encoded per send)."
+    )
+    var live = false
     @Flag(help: "Print the result as JSON.") var json = false
 
     func run() async throws {
-        let nonce = UInt64(Date().timeIntervalSince1970 * 1000) & 0xFFFF_FFFF
+        if live, logsProtocol != .native { throw ValidationError("--live sends native NDJSON log batches, not OTLP") }
+        // Live: eight hex digits, so each send can rewrite them in place (LiveBody).
+        let nonce = UInt64(Date().timeIntervalSince1970 * 1000) & 0xFFFF_FFFF | (live ? 0x8000_0000 : 0)
         if let dump {
             try BenchData.dump(
                 to: dump, records: dumpRecords, nonce: nonce, ppe: ppeFraction, disabled: disabledFraction, dataSet: data,
@@ -60,11 +67,15 @@ struct BenchCommand: AsyncParsableCommand {
         // eventIds, which the store answers as duplicates without storing: cheaper than new
         // records, so a wrapped run would overstate ingest). Bodies are kept compressed, about
         // 90 bytes a record with gzip.
-        let expected = Int((rate ?? 150_000) * duration * 1.1)
+        // A live pool is re-stamped at every send, so it only needs enough distinct bodies.
+        let expected = live ? 100_000 : Int((rate ?? 150_000) * duration * 1.1)
+        let times = spreadHours.map(BenchTimes.hoursBeforeThisHour) ?? .lastTenMinutes
         let pool = try BenchPool.make(
             records: poolRecords ?? min(max(expected, batchSize * concurrency * 2), 4_000_000), batchSize: batchSize,
-            logsFraction: logsFraction, logsProtocol: logsProtocol, encoding: encoding, nonce: nonce, ppe: ppeFraction,
-            disabled: disabledFraction, times: spreadHours.map(BenchTimes.hoursBeforeThisHour) ?? .lastTenMinutes, dataSet: data)
+            logsFraction: logsFraction, logsProtocol: logsProtocol, encoding: live ? .identity : encoding, nonce: nonce,
+            ppe: ppeFraction, disabled: disabledFraction, times: times, dataSet: data)
+        let liveBodies = live ? pool.bodies.map { LiveBody($0, referenceMs: times.startMs + times.spanMs) } : nil
+        let zlib = live && encoding != .identity ? try Zlib.load() : nil
 
         var config = HTTPClient.Configuration()
         config.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(concurrency, 1))
@@ -92,19 +103,27 @@ struct BenchCommand: AsyncParsableCommand {
                         let intended: ContinuousClock.Instant
                         if let interval {
                             intended = start + interval * i
-                            if intended >= deadline { break }
+                            // Also stop when the run's time is up: a daemon that fell behind
+                            // leaves the sends it never got counted as unsent, not queued.
+                            if intended >= deadline || .now >= deadline { break }
                             if intended > .now { try? await Task.sleep(until: intended, clock: .continuous) }
                         } else {
                             intended = .now
                             if intended >= deadline { break }
                         }
                         let body = pool.bodies[i % pool.bodies.count]
+                        var wire = body.wire
+                        if let liveBodies {
+                            let raw = liveBodies[i % liveBodies.count].stamped(
+                                nowMs: Int64(Date().timeIntervalSince1970 * 1000), round: i / liveBodies.count, nonce: nonce)
+                            wire = ByteBuffer(bytes: zlib.map { encoding == .gzip ? $0.gzip(raw) : $0.compress(raw) } ?? raw)
+                        }
                         var request = HTTPClientRequest(url: base + body.path)
                         request.method = .POST
                         request.headers.add(name: "Content-Type", value: body.contentType)
                         if let e = encoding.header { request.headers.add(name: "Content-Encoding", value: e) }
                         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-                        request.body = .bytes(body.wire)
+                        request.body = .bytes(wire)
                         do {
                             let response = try await client.execute(request, timeout: .seconds(120))
                             let answer = try await response.body.collect(upTo: 16 << 20)
@@ -113,7 +132,7 @@ struct BenchCommand: AsyncParsableCommand {
                             if response.status.code == 200 {
                                 stats.requests += 1
                                 stats.records += body.records
-                                stats.wireBytes += body.wire.readableBytes
+                                stats.wireBytes += wire.readableBytes
                                 stats.rawBytes += body.rawBytes
                                 stats.accepted +=
                                     body.isOTLP
@@ -142,8 +161,9 @@ struct BenchCommand: AsyncParsableCommand {
         for s in perWorker { total.merge(s) }
         let report = BenchReport(
             mode: rate == nil ? "closed" : "open", offeredRate: rate, encoding: encoding.rawValue, batchSize: batchSize,
-            concurrency: concurrency, seconds: elapsed, stats: total, poolRecords: pool.records, poolWrapped: total.records > pool.records,
-            idleRSSKiB: idle?.rssKiB, daemon: daemon, generatorCPUSeconds: selfCPU)
+            concurrency: concurrency, seconds: elapsed, stats: total, poolRecords: pool.records,
+            poolWrapped: !live && total.records > pool.records, idleRSSKiB: idle?.rssKiB, daemon: daemon, generatorCPUSeconds: selfCPU,
+            unsentRequests: interval.map { max(0, Int(duration * 1e9 / Double($0.nanoseconds)) - next.value.load(ordering: .relaxed)) })
         print(json ? report.json() : report.text())
     }
 }

@@ -101,6 +101,8 @@ struct BenchReport {
     let idleRSSKiB: Int?
     let daemon: ProcessSampler.Summary?
     let generatorCPUSeconds: Double
+    /// Open loop: sends the run's time ran out before (the daemon was behind the offered rate).
+    var unsentRequests: Int? = nil
 
     var latenciesMs: [Double] { stats.latenciesNs.sorted().map { Double($0) / 1e6 } }
     func percentile(_ sorted: [Double], _ p: Double) -> Double {
@@ -124,6 +126,7 @@ struct BenchReport {
             ("generatorCPUSeconds", round3(generatorCPUSeconds)),
         ]
         if let offeredRate { f.append(("offeredRecordsPerSecond", offeredRate)) }
+        if let unsentRequests { f.append(("unsentRequests", unsentRequests)) }
         if let idleRSSKiB { f.append(("daemonRSSBeforeMiB", round3(Double(idleRSSKiB) / 1024))) }
         if let daemon {
             f.append(("daemonRSSAfterMiB", round3(Double(daemon.rssKiB) / 1024)))

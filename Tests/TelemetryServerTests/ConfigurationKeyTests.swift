@@ -50,4 +50,19 @@ import Testing
         #expect(keys.map(\.name).sorted() == ["disk.keepFreeBytes", "retention.ppe.logsDays", "store.zlibLevel"])
         #expect(keys.filter { $0.onReload == .needsRestart }.map(\.name) == ["store.zlibLevel"])
     }
+
+    @Test func retentionDaysTakeFractionsAndThePassIntervalIsApplied() async throws {
+        let c = try await ConfigurationLoader.load(
+            arguments: ["mamtelemetryd", "--retention-prod-verbose-logs-days", "0.25", "--retention-interval-seconds", "20"],
+            environment: ["MAMTELEMETRY_RETENTION_PPE_LOGS_DAYS": "1.5"])
+        #expect(c.retention.prod.verboseLogsMaxAge == 21_600)
+        #expect(c.retention.ppe.logsMaxAge == 129_600)
+        #expect(c.retention.prod.eventsMaxAge == Int64(30 * 86_400), "whole days as before")
+        #expect(c.retention.passIntervalSeconds == 20)
+        let defaults = try await ConfigurationLoader.load(arguments: ["mamtelemetryd"], environment: [:])
+        #expect(ConfigurationKey.changed(from: defaults, to: c).allSatisfy { $0.onReload == .applied })
+        await #expect(throws: ConfigurationError.self) {
+            try await ConfigurationLoader.load(arguments: ["mamtelemetryd", "--retention-prod-logs-days", "-1"], environment: [:])
+        }
+    }
 }

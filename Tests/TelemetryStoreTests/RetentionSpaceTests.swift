@@ -115,16 +115,16 @@ import Testing
         }
 
         // Room for three of the four batches: the verbose-only one goes, though it is newer.
-        try await sweep(maxBytes: 700_000)
+        try await sweep(maxBytes: 790_000)
         var now3 = try await left()
         #expect(now3.logs == [10, 11, 12, 13], "verbose logs were not deleted first: \(now3)")
         #expect(now3.events == [0, 1, 2, 3, 30, 31, 32, 33])
         // Room for two: the info logs go before any event.
-        try await sweep(maxBytes: 500_000)
+        try await sweep(maxBytes: 590_000)
         now3 = try await left()
         #expect(now3.logs.isEmpty && now3.events == [0, 1, 2, 3, 30, 31, 32, 33], "\(now3)")
         // Room for one: the oldest events go, the newest stay.
-        try await sweep(maxBytes: 300_000)
+        try await sweep(maxBytes: 390_000)
         now3 = try await left()
         #expect(now3.events == [30, 31, 32, 33], "\(now3)")
         await f.close()

@@ -72,6 +72,7 @@ struct ConfigurationKey: Sendable {
             .init("killSwitch.seconds", .applied) { "\($0.killSwitchSeconds)" },
             .init("apps.telemetryDisabled", .applied) { $0.appsTelemetryDisabled.sorted().joined(separator: ",") },
             .init("apps.usePPE", .applied) { $0.appsUsePPE.sorted().joined(separator: ",") },
+            .init("retention.intervalSeconds", .applied) { "\($0.retention.passIntervalSeconds)" },
         ]
         for env in TelemetryEnvironment.allCases {
             let limits: @Sendable (ServerConfiguration) -> RetentionPolicy.Limits = { $0.retention.limits(for: env) }

@@ -86,11 +86,18 @@ public enum ConfigurationLoader {
         }
         c.disk.minFreeRatio = ratio
         c.disk.keepFreeBytes = Int64(try bounded(config, "disk.keepFreeBytes", Int(c.disk.keepFreeBytes), 0...Int.max))
+        c.retention.passIntervalSeconds = try bounded(config, "retention.intervalSeconds", c.retention.passIntervalSeconds, 1...86_400)
         for env in ["prod", "ppe"] {
             var limits = env == "prod" ? c.retention.prod : c.retention.ppe
+            // Days may be fractions (0.25 is six hours), kept to the second.
             func days(_ key: String, _ current: Int64?) throws -> Int64? {
-                let v = try bounded(config, ConfigKey("retention.\(env).\(key)"), Int((current ?? 0) / 86_400), 0...36_500)
-                return v == 0 ? nil : Int64(v) * 86_400
+                let name = "retention.\(env).\(key)"
+                let v = config.double(forKey: ConfigKey(name), default: Double(current ?? 0) / 86_400)
+                guard (0...36_500).contains(v) else {
+                    throw ConfigurationError.invalid(key: name, value: String(v), expected: "a number of days from 0 to 36500")
+                }
+                let seconds = Int64((v * 86_400).rounded())
+                return seconds == 0 ? nil : seconds
             }
             limits.eventsMaxAge = try days("eventsDays", limits.eventsMaxAge)
             limits.logsMaxAge = try days("logsDays", limits.logsMaxAge)

@@ -32,6 +32,15 @@ enum ProcessMetrics {
         return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
     }
 
+    /// Resident pages that are not file-backed or shared (fields 2 minus 3 of
+    /// `/proc/self/statm`): the heaps, stacks and other anonymous memory.
+    static func anonymousBytes() -> Int64? {
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+        let fields = statm.split(separator: " ")
+        guard fields.count > 2, let resident = Int64(fields[1]), let shared = Int64(fields[2]) else { return nil }
+        return (resident - shared) * Int64(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
     /// utime + stime (fields 14 and 15 of `/proc/self/stat`, in clock ticks). The command
     /// name in field 2 may hold spaces, so fields are counted after its closing parenthesis.
     static func cpuSeconds() -> Double? {

@@ -63,8 +63,13 @@ struct BundleSummary {
     func json() throws -> [UInt8] {
         var enrollment: [String: Any] = ["calls": enrollmentCalls, "succeeded": enrollmentSucceeded]
         enrollment["successRate"] = enrollmentCalls == 0 ? NSNull() : Double(enrollmentSucceeded) / Double(enrollmentCalls)
+        // Each failing code with what it means and what support does next (`EnrollmentStatus.all`).
         enrollment["failures"] = failures.keys.sorted().map { code -> [String: Any] in
-            ["statusCode": code, "statusName": EnrollmentStatus.name(of: code) ?? NSNull(), "count": failures[code]!]
+            let explained = EnrollmentStatus.explanation(of: code)
+            return [
+                "statusCode": code, "statusName": explained?.name ?? NSNull(), "count": failures[code]!,
+                "meaning": explained?.meaning ?? "not a status code the SDK documents", "nextStep": explained?.nextStep ?? NSNull(),
+            ]
         }
         let object: [String: Any] = [
             "counts": ["telemetry": counts[.event] ?? 0, "logs": counts[.log] ?? 0],

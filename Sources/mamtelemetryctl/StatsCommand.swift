@@ -60,6 +60,9 @@ struct StatsCommand: AsyncParsableCommand {
                 for (op, s) in byOp.sorted(by: { $0.key < $1.key }) { ops.append(Self.row(op, s)) }
                 print(Table.render(ops))
             }
+            let total = answer["total"] as? [String: Any] ?? [:]
+            let legend = StatusLegend.lines(for: (total["topFailures"] as? [[String: Any]] ?? []).compactMap { $0["statusCode"] as? Int })
+            if !legend.isEmpty { print("\n" + legend.joined(separator: "\n")) }
         }
 
         static func row(_ label: String, _ s: [String: Any]) -> [String] {

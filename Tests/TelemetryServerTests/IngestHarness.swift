@@ -30,7 +30,7 @@ struct IngestHarness: Sendable {
     }
 
     static func run(
-        faults: any CommitFaultInjector = NoCommitFaults(),
+        faults: any CommitFaultInjector = NoCommitFaults(), clock: any WallClock = SystemWallClock(), hooks: ApplicationHooks = .init(),
         _ test: @escaping @Sendable (IngestHarness) async throws -> Void
     ) async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-\(UUID().uuidString)")
@@ -41,10 +41,10 @@ struct IngestHarness: Sendable {
         configuration.journalMirror = false
         let logger = Logger(label: "ingest-tests")
         let components = try DaemonComponents(
-            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(),
+            configuration: configuration, clock: clock, metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(),
             commitFaults: faults, logger: logger)
         let (_, admin) = try await components.tokens.create(name: "test admin", scopes: [.admin], apps: [], now: 0)
-        let app = buildApplication(components: components, logger: logger)
+        let app = buildApplication(components: components, hooks: hooks, logger: logger)
         // `.router` runs the application's services, so the group committer completes appends.
         try await app.test(.router) { client in
             try await test(IngestHarness(client: client, components: components, adminToken: admin))

@@ -466,6 +466,29 @@ enum OpenAPIDocument {
                             items: {type: string}
                 '401': {$ref: '#/components/responses/Error'}
                 '403': {$ref: '#/components/responses/Error'}
+          /v1/status-codes:
+            get:
+              tags: [query]
+              summary: Every enrollment status code the SDK documents, explained for support
+              description: |
+                The SDK's IntuneMAMEnrollmentStatus list (1xx success, 2xx failure) with each code's name, a
+                one-line meaning and the next step for a support engineer, plus the SDK's rhythm (a failed
+                enrollment is retried after `retryAfterFailureHours`, an enrolled app checks in every
+                `policyCheckInHours`). Codes not listed here are unknown to the daemon and shown as numbers.
+              responses:
+                '200':
+                  description: The status codes, in code order
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [statusCodes, retryAfterFailureHours, policyCheckInHours]
+                        properties:
+                          statusCodes: {type: array, items: {$ref: '#/components/schemas/StatusCodeExplanation'}}
+                          retryAfterFailureHours: {type: integer}
+                          policyCheckInHours: {type: integer}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
           /console:
             get:
               tags: [console]
@@ -820,6 +843,15 @@ enum OpenAPIDocument {
                 apps: {type: array, items: {type: string}}
                 createdAt: {type: integer}
                 revoked: {type: boolean}
+            StatusCodeExplanation:
+              type: object
+              required: [code, name, succeeded, meaning, nextStep]
+              properties:
+                code: {type: integer}
+                name: {type: string, description: 'Symbolic name, e.g. AccountNotLicensed'}
+                succeeded: {type: boolean, description: 'true for 1xx codes, false for 2xx'}
+                meaning: {type: string, description: What the SDK reported, in one line}
+                nextStep: {type: string, description: What support does about it, in one line}
 
         """#
 }

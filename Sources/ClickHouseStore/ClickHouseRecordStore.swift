@@ -111,6 +111,19 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
         return nil
     }
 
+    public func findDevices(_ lookup: DeviceLookup) async throws -> DeviceLookupResult {
+        try await fence.wait(env: lookup.env)
+        return try await ClickHouseDeviceLookup(client: client, database: database(lookup.env)).find(lookup)
+    }
+
+    public func devices(usedBy identity: String, env: TelemetryEnvironment, since: Int64?, until: Int64?, limit: Int) async throws
+        -> [String]
+    {
+        try await fence.wait(env: env)
+        return try await ClickHouseDeviceLookup(client: client, database: database(env))
+            .devices(usedBy: identity.lowercased(), since: since, until: until, limit: limit)
+    }
+
     /// The newest id in ClickHouse (0 when empty), after the fence.
     public func latestID(env: TelemetryEnvironment) async throws -> Int64 {
         try await fence.wait(env: env)

@@ -74,6 +74,7 @@ extension EnvironmentDatabase {
         }
         sql += q.order == .asc ? " ORDER BY firstSeq ASC" : " ORDER BY firstSeq DESC"
         let terms = q.requiredTerms
+        let anyOf = q.anyOfTerms
         let needle = q.contains.map { Array($0.lowercased().utf8) }
         // The caller is shown the stored bytes: no per-record presenting, no copy.
         let presenter = q.presenter.flatMap { $0.showsStoredBytes ? nil : $0 }
@@ -90,6 +91,7 @@ extension EnvironmentDatabase {
             if levelMaskNeeded != 0, (row["levelMask"] as Int) & levelMaskNeeded == 0 { continue }
             let bloom = BloomFilter(bytes: [UInt8](row["bloom"] as Data))
             if !terms.allSatisfy({ bloom.mightContain($0) }) { continue }
+            if let anyOf, !anyOf.contains(where: { bloom.mightContain($0) }) { continue }
             let firstSeq: Int64 = row["firstSeq"]
             let receivedAt: Int64 = row["receivedAt"]
             let key = ResumeBlocks.Key(

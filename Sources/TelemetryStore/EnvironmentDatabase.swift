@@ -14,6 +14,8 @@ final class EnvironmentDatabase: Sendable {
     let configuration: StoreConfiguration
     /// Rows where query pages stopped, for the pages that continue from them.
     let resumeBlocks = ResumeBlocks()
+    /// Device index rows this process wrote, so each (app, device) is written once an hour.
+    let deviceIndexCache = DeviceIndexCache()
 
     init(
         env: TelemetryEnvironment, directory: URL, configuration: StoreConfiguration,
@@ -47,6 +49,8 @@ final class EnvironmentDatabase: Sendable {
         var incident: Incident?
         /// The group's batches encoded ahead by the request's task (nil: the committer encodes).
         var prepared: PreparedGroup? = nil
+        /// The devices of the group's records, for the device index (nil: the writer finds them).
+        var sightings: DeviceSightings? = nil
     }
 
     func incident(id: String) async throws -> Incident? {

@@ -13,6 +13,10 @@ public struct RecordQuery: Sendable {
     public var identity: String? {
         didSet { identity = identity?.lowercased() }
     }
+    /// With `identity`, the user's story: the identity's own records and the records that
+    /// carry no identity from these devices (the devices it used; device logs carry none).
+    /// Records of these devices naming another identity are someone else's and stay out.
+    public var identityDevices: Set<String>?
     public var name: String?
     public var statusCode: Int?
     /// Log records at or above this level.
@@ -67,11 +71,17 @@ public struct RecordQuery: Sendable {
         if let app { t.append(.app(app)) }
         if let device { t.append(.device(device)) }
         if let session { t.append(.session(session)) }
-        if let identity { t.append(.identity(identity)) }
+        if let identity, identityDevices == nil { t.append(.identity(identity)) }
         if let name { t.append(.name(name)) }
         if let statusCode { t.append(.statusCode(statusCode)) }
         if let incident { t.append(.incident(incident)) }
         return t
+    }
+
+    /// Terms of which a batch must (probably) contain one: the identity or one of its devices.
+    var anyOfTerms: [BloomTerm]? {
+        guard let identity, let identityDevices else { return nil }
+        return [.identity(identity)] + identityDevices.map { .device($0) }
     }
 
     func matches(_ k: RecordKeys) -> Bool {
@@ -80,7 +90,9 @@ public struct RecordQuery: Sendable {
         if let app, k.appId != app { return false }
         if let device, k.deviceId != device { return false }
         if let session, k.sessionId != session { return false }
-        if let identity, k.identity != identity { return false }
+        if let identity, k.identity != identity {
+            guard let identityDevices, k.identity.isEmpty, identityDevices.contains(k.deviceId) else { return false }
+        }
         if let name, k.name != name { return false }
         if let statusCode, k.statusCode != statusCode { return false }
         if let incident, k.incident != incident { return false }

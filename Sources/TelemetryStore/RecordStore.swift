@@ -28,6 +28,14 @@ public protocol RecordStore: Sendable {
 
     func incident(id: String) async throws -> Incident?
 
+    /// The devices matching what a person typed: exactly, ignoring case, by prefix, or (when
+    /// none does) the nearest ids. Answered from an index of distinct devices, not a scan.
+    func findDevices(_ lookup: DeviceLookup) async throws -> DeviceLookupResult
+
+    /// The devices whose records name `identity` (lower-cased) in the device-time window,
+    /// most recent first, at most `limit`: the devices a user used.
+    func devices(usedBy identity: String, env: TelemetryEnvironment, since: Int64?, until: Int64?, limit: Int) async throws -> [String]
+
     /// The id of the newest record in `env` (0 when empty): where a follower starts.
     func latestID(env: TelemetryEnvironment) async throws -> Int64
 

@@ -72,6 +72,16 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
         return nil
     }
 
+    public func findDevices(_ lookup: DeviceLookup) async throws -> DeviceLookupResult {
+        try await databases[lookup.env].findDevices(lookup)
+    }
+
+    public func devices(usedBy identity: String, env: TelemetryEnvironment, since: Int64?, until: Int64?, limit: Int) async throws
+        -> [String]
+    {
+        try await databases[env].devices(usedBy: identity.lowercased(), since: since, until: until, limit: limit)
+    }
+
     public func latestID(env: TelemetryEnvironment) async throws -> Int64 {
         try await databases[env].latestID()
     }

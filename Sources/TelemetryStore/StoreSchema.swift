@@ -147,6 +147,24 @@ enum StoreSchema {
             // moment, so "ids older than the window" is a seq range the seq index deletes.
             try db.execute(sql: "CREATE TABLE seq_mark (at INTEGER PRIMARY KEY, seq INTEGER NOT NULL)")
         }
+        m.registerMigration("v6-device-index") { db in
+            // Every (app, device) with stored records and when it was first and last received,
+            // for lookups by case-insensitive id, prefix and nearest ids (see DeviceSightings);
+            // a store created before it gets it from its records here.
+            try db.execute(
+                sql: """
+                    CREATE TABLE device_index (
+                      device TEXT NOT NULL,
+                      app TEXT NOT NULL,
+                      deviceLower TEXT NOT NULL,
+                      firstSeen INTEGER NOT NULL,
+                      lastSeen INTEGER NOT NULL,
+                      PRIMARY KEY (device, app)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX device_index_lower ON device_index(deviceLower);
+                    """)
+            try EnvironmentDatabase.rebuildDeviceIndex(db)
+        }
         return m
     }
 }

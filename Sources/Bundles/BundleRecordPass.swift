@@ -28,6 +28,8 @@ final class BundleRecordPass: @unchecked Sendable {
     }
 
     private var s: State
+    /// Records of the current read that an earlier read of the member already wrote.
+    var skip: (@Sendable (RecordKeys) -> Bool)?
     private let kind: RecordKind
     private let capture: RecordRedactor.CaptureSet
 
@@ -39,6 +41,7 @@ final class BundleRecordPass: @unchecked Sendable {
 
     func take(_ event: ScanEvent) {
         guard case .record(let record) = event else { return }
+        if let skip, skip(record.keys) { return }
         do {
             guard s.failure == nil else { return }
             let captured: [String: String]

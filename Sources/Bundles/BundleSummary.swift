@@ -60,6 +60,23 @@ struct BundleSummary {
         set[key, default: 0] += 1
     }
 
+    /// The story in brief, under the timeline's header: what the enrollment calls did, and
+    /// for each failing code what it means and what to do.
+    func storyLines() -> [String] {
+        guard enrollmentCalls > 0 else { return ["", "No enrollment calls in this window."] }
+        let failed = failures.values.reduce(0, +)
+        var lines = [
+            "",
+            "Enrollment: \(enrollmentCalls) call\(enrollmentCalls == 1 ? "" : "s"), \(enrollmentSucceeded) succeeded, \(failed) failed.",
+        ]
+        for (code, count) in failures.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
+            let explained = EnrollmentStatus.explanation(of: code)
+            lines.append("  \(EnrollmentStatus.label(of: code)) x\(count): \(explained?.meaning ?? "not a status code the SDK documents.")")
+            if let next = explained?.nextStep { lines.append("    next step: \(next)") }
+        }
+        return lines
+    }
+
     func json() throws -> [UInt8] {
         var enrollment: [String: Any] = ["calls": enrollmentCalls, "succeeded": enrollmentSucceeded]
         enrollment["successRate"] = enrollmentCalls == 0 ? NSNull() : Double(enrollmentSucceeded) / Double(enrollmentCalls)

@@ -15,7 +15,8 @@ extension JournalEntry {
     ) -> JournalEntry {
         let status = code.map(EnrollmentStatus.label(of:)) ?? "no status code"
         let stamp = Timestamp.format(milliseconds: minute)
-        let examples = exampleDevices.isEmpty ? "" : " (devices \(exampleDevices.joined(separator: ", "))\(calls > exampleDevices.count ? ", …" : ""))"
+        let examples =
+            exampleDevices.isEmpty ? "" : " (devices \(exampleDevices.joined(separator: ", "))\(calls > exampleDevices.count ? ", …" : ""))"
         let subject = app ?? "apps past the per-minute limit"
         var entry = JournalEntry()
         entry.append(

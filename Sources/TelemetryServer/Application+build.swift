@@ -179,6 +179,7 @@ public func buildRouter(
     ConsoleRoutes(catalog: ConsoleAssetCatalog()).register(on: api)
     PseudonymRoutes(pseudonymizer: c.pseudonymizer).register(on: api)
     StatusCodeRoutes().register(on: api)
+    DeviceRoutes(store: c.store, pseudonymizer: c.pseudonymizer).register(on: api)
     return router
 }
 

@@ -33,6 +33,7 @@ struct EventsCommand: AsyncParsableCommand {
                     ((e["data"] as? [String: Any])?["statusCode"] ?? e["statusCode"]) as? Int
                 })
             if !legend.isEmpty { print("\n" + legend.joined(separator: "\n")) }
+            for note in SearchNotes.lines(page, kind: "events", empty: events.isEmpty) { print(note) }
         }
     }
 

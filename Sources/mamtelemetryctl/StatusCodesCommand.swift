@@ -30,7 +30,9 @@ struct StatusCodesCommand: AsyncParsableCommand {
         case .table:
             var rows = [["CODE", "NAME", "MEANING", "NEXT STEP"]]
             for c in codes {
-                rows.append(["\(c["code"] ?? "")", c["name"] as? String ?? "", c["meaning"] as? String ?? "", c["nextStep"] as? String ?? ""])
+                rows.append([
+                    "\(c["code"] ?? "")", c["name"] as? String ?? "", c["meaning"] as? String ?? "", c["nextStep"] as? String ?? "",
+                ])
             }
             print(Table.render(rows))
         }

@@ -27,8 +27,10 @@ struct EnrollmentFailureJournalIntegrationTests {
             )
         }
         for i in 0..<4 {
-            lines.append(#"{"name":"EnrollmentCall","appId":"\#(app)","deviceId":"dev-t\#(i)","data":{"operation":"enroll","statusCode":225}}"#)
-            lines.append(#"{"name":"EnrollmentCall","appId":"\#(app)","deviceId":"dev-ok\#(i)","data":{"operation":"enroll","statusCode":100}}"#)
+            lines.append(
+                #"{"name":"EnrollmentCall","appId":"\#(app)","deviceId":"dev-t\#(i)","data":{"operation":"enroll","statusCode":225}}"#)
+            lines.append(
+                #"{"name":"EnrollmentCall","appId":"\#(app)","deviceId":"dev-ok\#(i)","data":{"operation":"enroll","statusCode":100}}"#)
         }
         // One request: one receive time, so one minute.
         let (status, answer, _) = try await d.post("/v1/telemetry", body: Array(lines.joined(separator: "\n").utf8))

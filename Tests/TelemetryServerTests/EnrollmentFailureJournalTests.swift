@@ -78,7 +78,8 @@ import Testing
             var seen = Set<Key>()
             for e in entries {
                 let key = Key(
-                    env: try #require(e.value(of: "MAM_ENV")), app: try #require(e.value(of: "MAM_APP_ID")), code: e.value(of: "MAM_STATUS_CODE"),
+                    env: try #require(e.value(of: "MAM_ENV")), app: try #require(e.value(of: "MAM_APP_ID")),
+                    code: e.value(of: "MAM_STATUS_CODE"),
                     minute: try #require(e.value(of: "MAM_MINUTE")))
                 #expect(seen.insert(key).inserted, "two entries for \(key)")
                 let want = try #require(expected[key], "an entry no failed call explains: \(key)")

@@ -31,6 +31,7 @@ struct IngestHarness: Sendable {
 
     static func run(
         faults: any CommitFaultInjector = NoCommitFaults(), clock: any WallClock = SystemWallClock(), hooks: ApplicationHooks = .init(),
+        live: Bool = false,
         _ test: @escaping @Sendable (IngestHarness) async throws -> Void
     ) async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-\(UUID().uuidString)")
@@ -39,6 +40,8 @@ struct IngestHarness: Sendable {
         var configuration = ServerConfiguration()
         configuration.dataDirectory = dir
         configuration.journalMirror = false
+        // Live: a real server on a port of its own, for streamed answers (follow) read as they come.
+        if live { configuration.port = 0 }
         let logger = Logger(label: "ingest-tests")
         let components = try DaemonComponents(
             configuration: configuration, clock: clock, metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(),
@@ -46,7 +49,7 @@ struct IngestHarness: Sendable {
         let (_, admin) = try await components.tokens.create(name: "test admin", scopes: [.admin], apps: [], now: 0)
         let app = buildApplication(components: components, hooks: hooks, logger: logger)
         // `.router` runs the application's services, so the group committer completes appends.
-        try await app.test(.router) { client in
+        try await app.test(live ? .live : .router) { client in
             try await test(IngestHarness(client: client, components: components, adminToken: admin))
         }
     }

@@ -115,6 +115,10 @@ enum OpenAPIDocument {
                 - $ref: '#/components/parameters/Cursor'
                 - $ref: '#/components/parameters/Order'
                 - $ref: '#/components/parameters/Follow'
+                - $ref: '#/components/parameters/Tail'
+                - $ref: '#/components/parameters/Expand'
+                - $ref: '#/components/parameters/Around'
+                - $ref: '#/components/parameters/Span'
               responses:
                 '200':
                   description: A page of log records (or, with follow=true, a stream)
@@ -126,6 +130,7 @@ enum OpenAPIDocument {
                         properties:
                           logs: {type: array, items: {$ref: '#/components/schemas/StoredRecord'}}
                           nextCursor: {type: string, nullable: true}
+                          search: {$ref: '#/components/schemas/SearchDescription'}
                     application/x-ndjson:
                       schema: {type: string}
                     text/event-stream:
@@ -172,6 +177,10 @@ enum OpenAPIDocument {
                 - $ref: '#/components/parameters/Cursor'
                 - $ref: '#/components/parameters/Order'
                 - $ref: '#/components/parameters/Follow'
+                - $ref: '#/components/parameters/Tail'
+                - $ref: '#/components/parameters/Expand'
+                - $ref: '#/components/parameters/Around'
+                - $ref: '#/components/parameters/Span'
               responses:
                 '200':
                   description: A page of events (or, with follow=true, a stream)
@@ -183,6 +192,7 @@ enum OpenAPIDocument {
                         properties:
                           events: {type: array, items: {$ref: '#/components/schemas/StoredRecord'}}
                           nextCursor: {type: string, nullable: true}
+                          search: {$ref: '#/components/schemas/SearchDescription'}
                     application/x-ndjson:
                       schema: {type: string}
                     text/event-stream:
@@ -234,6 +244,7 @@ enum OpenAPIDocument {
                 - $ref: '#/components/parameters/Since'
                 - $ref: '#/components/parameters/Until'
                 - {name: format, in: query, allowEmptyValue: true, schema: {type: string, enum: [zip, tar.gz]}}
+                - $ref: '#/components/parameters/Expand'
               responses:
                 '200': {$ref: '#/components/responses/Bundle'}
                 '400': {$ref: '#/components/responses/Error'}
@@ -466,6 +477,37 @@ enum OpenAPIDocument {
                             items: {type: string}
                 '401': {$ref: '#/components/responses/Error'}
                 '403': {$ref: '#/components/responses/Error'}
+          /v1/devices:
+            get:
+              tags: [query]
+              summary: The devices a typed id may mean (exact, ignoring case, by prefix, or the nearest ids)
+              description: |
+                For a search box and for clients that follow a device: looked up in the store's index of
+                distinct devices, so it stays cheap on a big store. Device and app ids appear as this caller may
+                see them (personal data in an id is pseudonymized without the `pii` scope).
+              parameters:
+                - {name: match, in: query, required: true, schema: {type: string, minLength: 1}, description: 'The id, or its first characters (three or more), any case'}
+                - $ref: '#/components/parameters/Env'
+                - $ref: '#/components/parameters/App'
+                - {name: limit, in: query, allowEmptyValue: true, schema: {type: integer, minimum: 1, maximum: 100}, description: 'Most devices listed (default 10)'}
+              responses:
+                '200':
+                  description: What the text resolves to
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [match, env, resolution, devices, truncated, suggestions]
+                        properties:
+                          match: {type: string}
+                          env: {type: string, enum: [prod, ppe]}
+                          resolution: {type: string, enum: [exact, caseInsensitive, prefix, ambiguous, none]}
+                          devices: {type: array, items: {$ref: '#/components/schemas/DeviceSummary'}}
+                          truncated: {type: boolean, description: More devices matched than limit}
+                          suggestions: {type: array, items: {$ref: '#/components/schemas/DeviceSummary'}, description: 'When nothing matched: the nearest ids, best first'}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
           /v1/status-codes:
             get:
               tags: [query]
@@ -609,7 +651,16 @@ enum OpenAPIDocument {
             ContentEncoding: {name: Content-Encoding, in: header, schema: {type: string, enum: [identity, gzip, deflate]}}
             Env: {name: env, in: query, allowEmptyValue: true, schema: {type: string, enum: [prod, ppe]}}
             App: {name: app, in: query, allowEmptyValue: true, schema: {type: string}}
-            Device: {name: device, in: query, allowEmptyValue: true, schema: {type: string}}
+            Device:
+              name: device
+              in: query
+              allowEmptyValue: true
+              schema: {type: string}
+              description: |
+                Device id as typed: the exact id, else the one id equal ignoring case, else the one id starting
+                with it (from three characters). Several candidates: 400 `ambiguous_device` with `candidates`.
+                None: searched as typed (queries answer what was searched and the nearest ids in `search`;
+                bundles answer 404 `unknown_device` naming them).
             Identity: {name: identity, in: query, allowEmptyValue: true, schema: {type: string}, description: 'UPN, matched case-insensitively'}
             Session: {name: session, in: query, allowEmptyValue: true, schema: {type: string}}
             Incident: {name: incident, in: query, allowEmptyValue: true, schema: {type: string}, description: Incident id like MAM-7K2Q-9XPF}
@@ -619,7 +670,33 @@ enum OpenAPIDocument {
             Limit: {name: limit, in: query, allowEmptyValue: true, schema: {type: integer, minimum: 1, maximum: 10000}}
             Cursor: {name: cursor, in: query, allowEmptyValue: true, schema: {type: string}}
             Order: {name: order, in: query, allowEmptyValue: true, schema: {type: string, enum: [asc, desc]}}
-            Follow: {name: follow, in: query, allowEmptyValue: true, schema: {type: boolean}}
+            Follow:
+              name: follow
+              in: query
+              allowEmptyValue: true
+              schema: {type: boolean}
+              description: |
+                Like `journalctl -f`: the newest `tail` matches first (oldest of them first), then every new match
+                in arrival order. The window (`since`, `until`, `around`) chooses the first records only: once the
+                stream runs it filters by arrival, so a record a device uploads late is delivered whatever its
+                device time. Every streamed record carries `arrivalDelayMs`.
+            Tail: {name: tail, in: query, allowEmptyValue: true, schema: {type: integer, minimum: 0, maximum: 1000}, description: 'With follow: how many of the newest matches to start with (default 10; else `limit` when given)'}
+            Expand:
+              name: expand
+              in: query
+              allowEmptyValue: true
+              schema: {type: string, enum: [devices, none]}
+              description: |
+                With `identity`: `devices` (the default) tells the user's story, the identity's own records plus
+                the records without an identity (device logs) of the devices the identity used in the window;
+                records of those devices naming another identity stay out. `none`: the identity's records only.
+            Around:
+              name: around
+              in: query
+              allowEmptyValue: true
+              schema: {type: string}
+              description: 'A moment (RFC 3339, epoch ms or relative): the window is around ± span; not with since/until'
+            Span: {name: span, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Half-width of the around window, 1s to 7d (default 2m)'}
           responses:
             Ingested:
               description: Accepted (durable)
@@ -720,6 +797,10 @@ enum OpenAPIDocument {
                 rejected:
                   type: array
                   items: {$ref: '#/components/schemas/LineError'}
+                candidates:
+                  description: 'With `ambiguous_device`: the devices the typed id may mean'
+                  type: array
+                  items: {$ref: '#/components/schemas/DeviceSummary'}
             LineError:
               type: object
               required: [line, error]
@@ -803,6 +884,7 @@ enum OpenAPIDocument {
                 receivedAt: {type: string, format: date-time}
                 env: {type: string, enum: [prod, ppe]}
                 statusName: {type: string}
+                arrivalDelayMs: {type: integer, minimum: 0, description: 'Follow streams only: receive time minus the device time, in ms (how late it arrived)'}
               additionalProperties: true
             Incident:
               type: object
@@ -852,6 +934,42 @@ enum OpenAPIDocument {
                 succeeded: {type: boolean, description: 'true for 1xx codes, false for 2xx'}
                 meaning: {type: string, description: What the SDK reported, in one line}
                 nextStep: {type: string, description: What support does about it, in one line}
+            DeviceSummary:
+              type: object
+              required: [deviceId, apps, firstSeen, lastSeen]
+              properties:
+                deviceId: {type: string}
+                apps: {type: array, items: {type: string}}
+                firstSeen: {type: string, format: date-time, description: 'First record received (to the hour)'}
+                lastSeen: {type: string, format: date-time, description: 'Last record received (to the hour)'}
+            SearchDescription:
+              description: What a record query searched, so an empty page explains itself.
+              type: object
+              required: [kind, env, filters]
+              properties:
+                kind: {type: string, enum: [events, logs]}
+                env: {type: string, enum: [prod, ppe]}
+                device:
+                  type: object
+                  required: [asked, searched, match]
+                  properties:
+                    asked: {type: string}
+                    searched: {type: string, description: The device id searched (the resolved one)}
+                    match: {type: string, enum: [exact, caseInsensitive, prefix, none]}
+                    suggestions: {type: array, items: {$ref: '#/components/schemas/DeviceSummary'}}
+                identity:
+                  type: object
+                  required: [identity, expanded, devices, devicesTruncated]
+                  properties:
+                    identity: {type: string, description: The identity as this caller may see it (a pseudonym without pii)}
+                    expanded: {type: boolean}
+                    devices: {type: array, items: {type: string}, description: The devices the identity used in the window}
+                    devicesTruncated: {type: boolean}
+                since: {type: string, format: date-time}
+                until: {type: string, format: date-time}
+                around: {type: string, format: date-time}
+                span: {type: string}
+                filters: {type: object, additionalProperties: {type: string}}
 
         """#
 }

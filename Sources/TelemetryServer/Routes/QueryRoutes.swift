@@ -21,13 +21,20 @@ struct QueryRoutes: Sendable {
 
     func records(_ request: Request, _ context: AppRequestContext, kind: RecordKind, member: String) async throws -> Response {
         let visibility = RecordVisibility(principal: context.principal, pseudonymizer: pseudonymizer)
-        let (query, follow) = try QueryParameters.parse(request, kind: kind, now: clock.nowMilliseconds(), visibility: visibility)
+        let now = clock.nowMilliseconds()
+        var (query, follow) = try QueryParameters.parse(request, kind: kind, now: now, visibility: visibility)
+        let search = try await SearchScope.apply(to: &query, request: request, store: store, visibility: visibility, now: now)
         let accept = request.headers[.accept]?.lowercased() ?? ""
         if follow {
+            let p = request.uri.queryParameters
+            query.limit = try FollowBacklog.size(
+                tail: p.get("tail").flatMap { $0.isEmpty ? nil : $0 }, limit: p.get("limit").flatMap { $0.isEmpty ? nil : $0 })
             return FollowStream(store: store, query: query, serverSentEvents: accept.contains("text/event-stream")).response()
         }
         let ndjson = accept.contains("application/x-ndjson") || accept.contains("application/x-json-stream")
-        return try await PageStream(store: store, query: query, member: member, ndjson: ndjson).response()
+        var page = PageStream(store: store, query: query, member: member, ndjson: ndjson)
+        page.search = JSONEncoding.bytes(search)
+        return try await page.response()
     }
 
     func incident(_ context: AppRequestContext) async throws -> Response {

@@ -29,7 +29,8 @@ struct ClickHouseDeviceLookup: Sendable {
         let before = try await rows(
             "WHERE lowerUTF8(device) < \(lower) \(fragment: appFilter)", order: "lowerUTF8(device) DESC, device DESC, app DESC",
             limit: 4 * limit)
-        let after = try await rows("WHERE lowerUTF8(device) > \(lower) \(fragment: appFilter)", order: "lowerUTF8(device), device, app", limit: 4 * limit)
+        let after = try await rows(
+            "WHERE lowerUTF8(device) > \(lower) \(fragment: appFilter)", order: "lowerUTF8(device), device, app", limit: 4 * limit)
         let candidates = DeviceLookupResult.fold(before.reversed()) + DeviceLookupResult.fold(after)
         result.near = DeviceLookupResult.rankNear(candidates, to: l.text, limit: min(limit, 5))
         return result
@@ -56,7 +57,10 @@ struct ClickHouseDeviceLookup: Sendable {
             GROUP BY device, app ORDER BY \(fragment: order) LIMIT \(limit) FORMAT TabSeparated
             """)
         return try TabSeparatedRows(answer, columns: 4).rows.map { row in
-            (TabSeparatedRows.string(row[0]), TabSeparatedRows.string(row[1]), try TabSeparatedRows.int(row[2]), try TabSeparatedRows.int(row[3]))
+            (
+                TabSeparatedRows.string(row[0]), TabSeparatedRows.string(row[1]), try TabSeparatedRows.int(row[2]),
+                try TabSeparatedRows.int(row[3])
+            )
         }
     }
 }

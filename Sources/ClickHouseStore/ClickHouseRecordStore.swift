@@ -100,15 +100,48 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
                 FROM \(identifier: database(env)).incidents WHERE id = \(id) LIMIT 1 FORMAT TabSeparated
                 """)
             guard let row = try TabSeparatedRows(answer, columns: 11).rows.first else { continue }
-            return Incident(
-                id: TabSeparatedRows.string(row[0]), guid: TabSeparatedRows.string(row[1]), env: env,
-                appId: TabSeparatedRows.string(row[2]), deviceId: TabSeparatedRows.optionalString(row[3]),
-                sessionId: TabSeparatedRows.optionalString(row[4]), identity: TabSeparatedRows.optionalString(row[5]),
-                description: TabSeparatedRows.optionalString(row[6]), createdAt: try TabSeparatedRows.int(row[7]),
-                recordCount: Int(try TabSeparatedRows.int(row[8])), firstTime: try TabSeparatedRows.optionalInt(row[9]),
-                lastTime: try TabSeparatedRows.optionalInt(row[10]))
+            return try Self.incident(row, env: env)
         }
         return nil
+    }
+
+    /// This collector's incidents from its spool (there from the moment they were
+    /// acknowledged), every collector's from ClickHouse; each once, newest first.
+    public func incidents(_ query: IncidentQuery) async throws -> IncidentPage {
+        try await fence.wait(env: query.env)
+        let local = try await spool.incidents(query).incidents
+        var filters: [ClickHouseSQL] = ["1"]
+        if let v = query.since { filters.append("createdAt >= \(v)") }
+        if let v = query.until { filters.append("createdAt <= \(v)") }
+        if let v = query.app { filters.append("app = \(v)") }
+        if let v = query.device { filters.append("device = \(v)") }
+        if let after = query.after {
+            filters.append("(createdAt < \(after.createdAt) OR (createdAt = \(after.createdAt) AND id < \(after.id)))")
+        }
+        let answer = try await client.execute(
+            """
+            SELECT id, guid, app, device, session, identity, description, createdAt, recordCount, firstTime, lastTime
+            FROM \(identifier: database(query.env)).incidents WHERE \(fragment: ClickHouseSQL.joined(filters, separator: " AND "))
+            ORDER BY createdAt DESC, id DESC LIMIT 1 BY id LIMIT \(max(query.limit, 0) + 1)
+            FORMAT TabSeparated
+            """)
+        var byID: [String: Incident] = [:]
+        for row in try TabSeparatedRows(answer, columns: 11).rows {
+            let i = try Self.incident(row, env: query.env)
+            byID[i.id] = i
+        }
+        for i in local { byID[i.id] = i }
+        return IncidentPage.cut(byID.values, query)
+    }
+
+    static func incident(_ row: [ArraySlice<UInt8>], env: TelemetryEnvironment) throws -> Incident {
+        Incident(
+            id: TabSeparatedRows.string(row[0]), guid: TabSeparatedRows.string(row[1]), env: env,
+            appId: TabSeparatedRows.string(row[2]), deviceId: TabSeparatedRows.optionalString(row[3]),
+            sessionId: TabSeparatedRows.optionalString(row[4]), identity: TabSeparatedRows.optionalString(row[5]),
+            description: TabSeparatedRows.optionalString(row[6]), createdAt: try TabSeparatedRows.int(row[7]),
+            recordCount: Int(try TabSeparatedRows.int(row[8])), firstTime: try TabSeparatedRows.optionalInt(row[9]),
+            lastTime: try TabSeparatedRows.optionalInt(row[10]))
     }
 
     public func findDevices(_ lookup: DeviceLookup) async throws -> DeviceLookupResult {

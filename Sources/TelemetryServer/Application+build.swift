@@ -180,6 +180,7 @@ public func buildRouter(
     PseudonymRoutes(pseudonymizer: c.pseudonymizer).register(on: api)
     StatusCodeRoutes().register(on: api)
     DeviceRoutes(store: c.store, pseudonymizer: c.pseudonymizer).register(on: api)
+    IncidentListRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
     return router
 }
 

@@ -84,7 +84,8 @@ extension EnvironmentDatabase {
             let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
             while let row = try rows.next() {
                 guard BloomFilter(bytes: [UInt8](row["bloom"] as Data)).mightContain(term) else { continue }
-                let block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: row["firstSeq"], receivedAt: row["receivedAt"])
+                let block = try StoredBlock(
+                    keysBlob: [UInt8](row["keys"] as Data), firstSeq: row["firstSeq"], receivedAt: row["receivedAt"])
                 for k in block.keys where k.identity == identity && !k.deviceId.isEmpty {
                     if let since, k.time < since { continue }
                     if let until, k.time > until { continue }

@@ -58,12 +58,49 @@ final class EnvironmentDatabase: Sendable {
         return try await pool.read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM incident WHERE id = ? OR guid = ?", arguments: [id, id.lowercased()])
             else { return nil }
-            return Incident(
-                id: row["id"], guid: row["guid"], env: env, appId: row["appId"], deviceId: row["deviceId"],
-                sessionId: row["sessionId"], identity: row["identity"], description: row["description"],
-                createdAt: row["createdAt"], recordCount: row["recordCount"], firstTime: row["firstTime"],
-                lastTime: row["lastTime"])
+            return Self.incident(row, env: env)
         }
+    }
+
+    /// A page of incidents, newest first (the `incident_created` index).
+    func incidents(_ q: IncidentQuery) async throws -> IncidentPage {
+        let env = self.env
+        return try await pool.read { db in
+            var sql = "SELECT * FROM incident WHERE 1"
+            var arguments: [any DatabaseValueConvertible] = []
+            if let since = q.since {
+                sql += " AND createdAt >= ?"
+                arguments.append(since)
+            }
+            if let until = q.until {
+                sql += " AND createdAt <= ?"
+                arguments.append(until)
+            }
+            if let app = q.app {
+                sql += " AND appId = ?"
+                arguments.append(app)
+            }
+            if let device = q.device {
+                sql += " AND deviceId = ?"
+                arguments.append(device)
+            }
+            if let after = q.after {
+                sql += " AND (createdAt < ? OR (createdAt = ? AND id < ?))"
+                arguments += [after.createdAt, after.createdAt, after.id]
+            }
+            sql += " ORDER BY createdAt DESC, id DESC LIMIT ?"
+            arguments.append(max(q.limit, 0) + 1)
+            let found = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { Self.incident($0, env: env) }
+            return IncidentPage.cut(found, q)
+        }
+    }
+
+    static func incident(_ row: Row, env: TelemetryEnvironment) -> Incident {
+        Incident(
+            id: row["id"], guid: row["guid"], env: env, appId: row["appId"], deviceId: row["deviceId"],
+            sessionId: row["sessionId"], identity: row["identity"], description: row["description"],
+            createdAt: row["createdAt"], recordCount: row["recordCount"], firstTime: row["firstTime"],
+            lastTime: row["lastTime"])
     }
 
     func latestID() async throws -> Int64 {

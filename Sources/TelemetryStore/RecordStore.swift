@@ -28,6 +28,9 @@ public protocol RecordStore: Sendable {
 
     func incident(id: String) async throws -> Incident?
 
+    /// Incidents of one environment, newest first, a page at a time.
+    func incidents(_ query: IncidentQuery) async throws -> IncidentPage
+
     /// The devices matching what a person typed: exactly, ignoring case, by prefix, or (when
     /// none does) the nearest ids. Answered from an index of distinct devices, not a scan.
     func findDevices(_ lookup: DeviceLookup) async throws -> DeviceLookupResult

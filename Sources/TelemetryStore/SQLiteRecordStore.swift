@@ -72,6 +72,10 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
         return nil
     }
 
+    public func incidents(_ query: IncidentQuery) async throws -> IncidentPage {
+        try await databases[query.env].incidents(query)
+    }
+
     public func findDevices(_ lookup: DeviceLookup) async throws -> DeviceLookupResult {
         try await databases[lookup.env].findDevices(lookup)
     }

@@ -150,7 +150,8 @@ enum StoreSchema {
         m.registerMigration("v6-device-index") { db in
             // Every (app, device) with stored records and when it was first and last received,
             // for lookups by case-insensitive id, prefix and nearest ids (see DeviceSightings);
-            // a store created before it gets it from its records here.
+            // a store created before it gets it from its records here. Incidents are listed
+            // newest first by the time they arrived.
             try db.execute(
                 sql: """
                     CREATE TABLE device_index (
@@ -162,6 +163,7 @@ enum StoreSchema {
                       PRIMARY KEY (device, app)
                     ) WITHOUT ROWID;
                     CREATE INDEX device_index_lower ON device_index(deviceLower);
+                    CREATE INDEX incident_created ON incident(createdAt);
                     """)
             try EnvironmentDatabase.rebuildDeviceIndex(db)
         }

@@ -18,19 +18,24 @@ enum SearchNotes {
         if let identity = search["identity"] as? [String: Any], let devices = identity["devices"] as? [String], !devices.isEmpty,
             identity["expanded"] as? Bool == true
         {
-            out.append("user \(identity["identity"] as? String ?? "?"): with the records of the devices they used: \(devices.joined(separator: ", "))")
+            out.append(
+                "user \(identity["identity"] as? String ?? "?"): with the records of the devices they used: \(devices.joined(separator: ", "))"
+            )
         }
         guard empty else { return out }
         var what: [String] = []
         if let device { what.append("device \(device["searched"] as? String ?? "?")") }
         if let identity = search["identity"] as? [String: Any] { what.append("user \(identity["identity"] as? String ?? "?")") }
-        for (name, value) in (search["filters"] as? [String: String] ?? [:]).sorted(by: { $0.key < $1.key }) { what.append("\(name) \(value)") }
+        for (name, value) in (search["filters"] as? [String: String] ?? [:]).sorted(by: { $0.key < $1.key }) {
+            what.append("\(name) \(value)")
+        }
         if let around = search["around"] as? String {
             what.append("around \(around) (±\(search["span"] as? String ?? "2m"))")
         } else if search["since"] != nil || search["until"] != nil {
             what.append("from \(search["since"] as? String ?? "the start") to \(search["until"] as? String ?? "now")")
         }
-        out.append("no \(kind) matched in \(search["env"] as? String ?? "prod")" + (what.isEmpty ? "" : ": " + what.joined(separator: ", ")))
+        out.append(
+            "no \(kind) matched in \(search["env"] as? String ?? "prod")" + (what.isEmpty ? "" : ": " + what.joined(separator: ", ")))
         let near = (device?["suggestions"] as? [[String: Any]] ?? []).compactMap { $0["deviceId"] as? String }
         if !near.isEmpty { out.append("no device has that id; nearest ids: \(near.joined(separator: ", "))") }
         return out

@@ -18,7 +18,8 @@ import Testing
         var events: [DecodedRecord] = []
         for (i, device) in devices.enumerated() {
             let identity = device == "phone-jane" ? "Jane@Contoso.com" : device == "ipad-shared" ? "bob@contoso.com" : ""
-            events.append(Records.event(app: i % 2 == 0 ? "com.a" : "com.b", device: device, identity: identity, time: t0 + Int64(i) * 1000))
+            events.append(
+                Records.event(app: i % 2 == 0 ? "com.a" : "com.b", device: device, identity: identity, time: t0 + Int64(i) * 1000))
             events.append(Records.event(app: "com.a", device: device, time: t0 + Int64(i) * 1000 + 1))
         }
         let logs = devices.map { Records.log(app: "com.a", device: $0, level: .error, time: t0 + 500, message: "log of \($0)") }
@@ -42,6 +43,49 @@ import Testing
         let got = try await f.store.query(story).records.map(\.keys.deviceId)
         let want = try await reference.store.query(story).records.map(\.keys.deviceId)
         #expect(got == ["phone-jane"] && got == want)
+        await f.close()
+    }
+
+    /// Incidents come newest first from ClickHouse (every collector's) merged with the spool's.
+    @Test func incidentPagesAnswerFromClickHouseAndTheSpool() async throws {
+        let f = try await ClickHouseStoreFixture(database: "incidents")
+        let t0 = ClickHouseRecordStoreTests.t0
+        var ids: [String] = []
+        for i in 0..<7 {
+            let id = IncidentID.random().value
+            let incident = Incident(
+                id: id, guid: UUID().uuidString.lowercased(), env: .prod, appId: i % 2 == 0 ? "com.a" : "com.b", deviceId: "dev-\(i % 3)",
+                sessionId: nil, identity: nil, description: "note \(i)", createdAt: t0 + Int64(i / 2) * 1000, recordCount: 1,
+                firstTime: nil,
+                lastTime: nil)
+            _ = try await f.spool.append(
+                [Records.log(app: incident.appId, device: incident.deviceId!, level: .error, time: t0, message: "m\(i)")], kind: .log,
+                env: .prod, receivedAt: incident.createdAt, incident: incident)
+            ids.append(id)
+        }
+        let expected = { (keep: (Int) -> Bool) in
+            (0..<7).filter(keep).map { (t0 + Int64($0 / 2) * 1000, ids[$0]) }.sorted { $0 > $1 }.map(\.1)
+        }
+        _ = try await f.store.incidents(IncidentQuery())  // waits for shipping (the fence)
+        // A collector with an empty spool reads ClickHouse alone.
+        let other = try ClickHouseRecordStoreTests.Reference()
+        defer { Task { await other.close() } }
+        let remote = ClickHouseRecordStore(spool: other.store, client: f.client, clock: SystemWallClock(), metrics: f.metrics)
+        for store in [f.store, remote] as [any RecordStore] {
+            for (query, keep) in [
+                (IncidentQuery(limit: 3), { (_: Int) in true }), (IncidentQuery(app: "com.b", limit: 3), { $0 % 2 == 1 }),
+            ] {
+                var q = query
+                var seen: [String] = []
+                while true {
+                    let page = try await store.incidents(q)
+                    seen += page.incidents.map(\.id)
+                    guard let next = page.next, seen.count < 20 else { break }
+                    q.after = next
+                }
+                #expect(seen == expected(keep))
+            }
+        }
         await f.close()
     }
 }

@@ -106,7 +106,9 @@ import Testing
             }
             #expect(none.messages.first?.hasPrefix("new ") == true, "\(none.messages)")
             #expect(!none.messages.contains { $0.hasPrefix("line") })
-            let refused = try await h.client.execute(uri: "/v1/logs?follow=true&tail=-1", method: .get, headers: [.authorization: "Bearer \(h.adminToken)"]) { $0.status }
+            let refused = try await h.client.execute(
+                uri: "/v1/logs?follow=true&tail=-1", method: .get, headers: [.authorization: "Bearer \(h.adminToken)"]
+            ) { $0.status }
             #expect(refused == .badRequest)
         }
     }

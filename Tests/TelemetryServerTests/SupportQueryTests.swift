@@ -20,7 +20,8 @@ import Testing
 
     static func log(_ device: String, _ message: String, level: String = "error", at offset: Int64 = 0, identity: String? = nil) -> String {
         let who = identity.map { #","identity":"\#($0)""# } ?? ""
-        return #"{"appId":"com.contoso.mail","deviceId":"\#(device)","level":"\#(level)","message":"\#(message)","time":"\#(at(offset))"\#(who)}"#
+        return
+            #"{"appId":"com.contoso.mail","deviceId":"\#(device)","level":"\#(level)","message":"\#(message)","time":"\#(at(offset))"\#(who)}"#
     }
 
     func get(_ h: IngestHarness, _ uri: String, token: String? = nil) async throws -> IngestHarness.Answer {
@@ -53,7 +54,10 @@ import Testing
             #expect(ambiguous.status == .badRequest)
             #expect((ambiguous.json["error"] as? [String: Any])?["code"] as? String == "ambiguous_device")
             #expect(ambiguous.errorMessage.contains(Self.deviceA) && ambiguous.errorMessage.contains(Self.deviceB))
-            #expect((ambiguous.json["candidates"] as? [[String: Any]])?.compactMap { $0["deviceId"] as? String }.sorted() == [Self.deviceA, Self.deviceB])
+            #expect(
+                (ambiguous.json["candidates"] as? [[String: Any]])?.compactMap { $0["deviceId"] as? String }.sorted() == [
+                    Self.deviceA, Self.deviceB,
+                ])
 
             // Unknown: empty, and the answer says what was searched and what comes close.
             let unknown = try await get(h, "/v1/logs?device=4F0E2A1C&since=-30d").json
@@ -104,7 +108,8 @@ import Testing
             #expect(try await h.post("/v1/logs", logs.joined(separator: "\n")).status == .ok)
 
             let story = try await get(h, "/v1/logs?identity=jane@contoso.com&order=asc&since=\(Self.at(-3600))&until=\(Self.at(3600))").json
-            #expect((story["logs"] as? [[String: Any]])?.compactMap { $0["message"] as? String } == ["license check failed", "verbose context"])
+            #expect(
+                (story["logs"] as? [[String: Any]])?.compactMap { $0["message"] as? String } == ["license check failed", "verbose context"])
             let identity = try #require((story["search"] as? [String: Any])?["identity"] as? [String: Any])
             #expect(identity["devices"] as? [String] == ["jane-phone"] && identity["expanded"] as? Bool == true)
             let eventsStory = try await get(h, "/v1/events?identity=JANE@contoso.com&order=asc").json
@@ -119,8 +124,9 @@ import Testing
             let shown = try await get(h, "/v1/logs?identity=jane@contoso.com", token: read)
             #expect(shown.status == .ok)
             #expect(!shown.body.lowercased().contains("jane@contoso.com"), "\(shown.body)")
-            #expect(((shown.json["search"] as? [String: Any])?["identity"] as? [String: Any])?["identity"] as? String
-                == h.components.pseudonymizer.identityPseudonym("jane@contoso.com"))
+            #expect(
+                ((shown.json["search"] as? [String: Any])?["identity"] as? [String: Any])?["identity"] as? String
+                    == h.components.pseudonymizer.identityPseudonym("jane@contoso.com"))
         }
     }
 

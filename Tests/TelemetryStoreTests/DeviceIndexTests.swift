@@ -83,7 +83,8 @@ import Testing
     @Test func retentionForgetsDevicesWithoutRecords() async throws {
         let f = try StoreFixture()
         let hour: Int64 = 3_600_000
-        _ = try await f.store.append([StoreFixture.event(device: "old-device", time: 0)], kind: .event, env: .prod, receivedAt: 0, incident: nil)
+        _ = try await f.store.append(
+            [StoreFixture.event(device: "old-device", time: 0)], kind: .event, env: .prod, receivedAt: 0, incident: nil)
         _ = try await f.store.append(
             [StoreFixture.event(device: "new-device", time: 0)], kind: .log, env: .prod, receivedAt: 100 * hour, incident: nil)
         let limits = RetentionPolicy.Limits(eventsMaxAge: 50 * 3600, logsMaxAge: nil, verboseLogsMaxAge: nil, maxBytes: nil)

@@ -59,7 +59,8 @@ struct DeviceResolution: Encodable, Sendable {
             error.extraMembers = { w in w.field("candidates", rawJSON: JSONEncoding.bytes(listed)) }
             throw error
         case .none:
-            return DeviceResolution(asked: text, searched: text, match: .none, suggestions: found.near.map { DeviceSummary($0, shown: shown) })
+            return DeviceResolution(
+                asked: text, searched: text, match: .none, suggestions: found.near.map { DeviceSummary($0, shown: shown) })
         }
     }
 

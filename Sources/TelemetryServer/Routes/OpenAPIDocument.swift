@@ -200,6 +200,36 @@ enum OpenAPIDocument {
                 '400': {$ref: '#/components/responses/Error'}
                 '401': {$ref: '#/components/responses/Error'}
                 '403': {$ref: '#/components/responses/Error'}
+          /v1/incidents:
+            get:
+              tags: [query]
+              summary: Diagnostic uploads (incidents), newest first
+              description: |
+                Which incidents came in: newest first by the time the upload arrived, a page at a time. Each
+                names its app, device, user (a pseudonym without the `pii` scope), the first line of what the user
+                wrote (withheld without `pii`: `descriptionWithheld` says so) and how many records they shared.
+              parameters:
+                - $ref: '#/components/parameters/Env'
+                - {name: since, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Arrived at or after (RFC 3339, epoch ms or relative)'}
+                - {name: until, in: query, allowEmptyValue: true, schema: {type: string}, description: Arrived at or before}
+                - $ref: '#/components/parameters/App'
+                - $ref: '#/components/parameters/Device'
+                - {name: limit, in: query, allowEmptyValue: true, schema: {type: integer, minimum: 1, maximum: 1000}, description: 'Incidents per page (default 50)'}
+                - $ref: '#/components/parameters/Cursor'
+              responses:
+                '200':
+                  description: A page of incidents
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [incidents, nextCursor]
+                        properties:
+                          incidents: {type: array, items: {$ref: '#/components/schemas/IncidentSummary'}}
+                          nextCursor: {type: string, nullable: true}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
           /v1/incidents/{id}:
             get:
               tags: [query]
@@ -970,6 +1000,22 @@ enum OpenAPIDocument {
                 around: {type: string, format: date-time}
                 span: {type: string}
                 filters: {type: object, additionalProperties: {type: string}}
+            IncidentSummary:
+              type: object
+              required: [id, guid, env, appId, descriptionWithheld, records, createdAt]
+              properties:
+                id: {type: string}
+                guid: {type: string}
+                env: {type: string, enum: [prod, ppe]}
+                appId: {type: string}
+                deviceId: {type: string}
+                identity: {type: string, description: A pseudonym without the pii scope}
+                description: {type: string, description: 'The first line of what the user wrote; withheld text without pii'}
+                descriptionWithheld: {type: boolean, description: 'true when description is withheld from this caller (a pii token shows it)'}
+                records: {type: integer, description: Log records the user shared}
+                createdAt: {type: string, format: date-time, description: When the upload arrived}
+                firstTime: {type: string, format: date-time}
+                lastTime: {type: string, format: date-time}
 
         """#
 }

@@ -82,6 +82,43 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
         try await ClickHouseEventStats(client: client, database: database(scan.env), scan: scan).visit(visit)
     }
 
+    /// One `GROUP BY` over the window's enrollment calls: distinct devices and users per app
+    /// and status code, and per app among the failed calls (the rule the stats count by: a
+    /// call's own `didSucceed`, else its code's range).
+    public func enrollmentReach(env: TelemetryEnvironment, since: Int64, until: Int64, app: String?) async throws -> EnrollmentReach {
+        try await fence.wait(env: env)
+        var filters: [ClickHouseSQL] = [
+            "kind = 'event'", "name = \(EventName.enrollmentCall)", "time >= \(since)", "time <= \(until)",
+        ]
+        if let app { filters.append("app = \(app)") }
+        let filter = ClickHouseSQL.joined(filters, separator: " AND ")
+        let failed: ClickHouseSQL = "ifNull(succeeded = 0, ifNull(NOT (statusCode >= 100 AND statusCode < 200), 0))"
+        let byCode = try await client.execute(
+            """
+            SELECT app, statusCode, uniqExactIf(device, device != ''), uniqExactIf(identity, identity != '')
+            FROM \(identifier: database(env)).records WHERE \(fragment: filter)
+            GROUP BY app, statusCode FORMAT TabSeparated
+            """)
+        let failing = try await client.execute(
+            """
+            SELECT app, uniqExactIf(device, device != '' AND \(fragment: failed)), uniqExactIf(identity, identity != '' AND \(fragment: failed))
+            FROM \(identifier: database(env)).records WHERE \(fragment: filter)
+            GROUP BY app FORMAT TabSeparated
+            """)
+        var reach = EnrollmentReach()
+        for row in try TabSeparatedRows(byCode, columns: 4).rows {
+            let key = EnrollmentReach.Key(
+                app: TabSeparatedRows.string(row[0]),
+                statusCode: try TabSeparatedRows.optionalInt(row[1]).map { Int(truncatingIfNeeded: $0) })
+            reach.byCode[key] = .init(devices: Int(try TabSeparatedRows.int(row[2])), users: Int(try TabSeparatedRows.int(row[3])))
+        }
+        for row in try TabSeparatedRows(failing, columns: 3).rows {
+            let count = EnrollmentReach.Count(devices: Int(try TabSeparatedRows.int(row[1])), users: Int(try TabSeparatedRows.int(row[2])))
+            if count.devices > 0 || count.users > 0 { reach.failingByApp[TabSeparatedRows.string(row[0])] = count }
+        }
+        return reach
+    }
+
     /// Nothing to rebuild: this backend keeps no rollups, stats aggregate the records in
     /// ClickHouse when asked. Answers honestly that no row was written.
     public func rebuildRollups(env: TelemetryEnvironment) async throws -> RollupRebuildResult {

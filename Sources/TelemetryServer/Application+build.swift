@@ -181,6 +181,7 @@ public func buildRouter(
     StatusCodeRoutes().register(on: api)
     DeviceRoutes(store: c.store, pseudonymizer: c.pseudonymizer).register(on: api)
     IncidentListRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
+    FleetRoutes(store: c.store, registry: c.registry, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
     return router
 }
 

@@ -22,6 +22,10 @@ public protocol RecordStore: Sendable {
     /// rows for `scan.rollupHours`, the keys of the matching events for the rest of the window.
     func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws
 
+    /// Distinct devices and users of the enrollment calls in the window (device time,
+    /// inclusive), per app and status code and among failed calls per app.
+    func enrollmentReach(env: TelemetryEnvironment, since: Int64, until: Int64, app: String?) async throws -> EnrollmentReach
+
     /// Recomputes `env`'s rollups from its stored records (for rollups that were lost or
     /// damaged); counts of records retention removed are not recoverable.
     func rebuildRollups(env: TelemetryEnvironment) async throws -> RollupRebuildResult

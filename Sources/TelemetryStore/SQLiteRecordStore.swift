@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Metrics
+import Synchronization
 import TelemetryModel
 
 /// The embedded default store: one SQLite database per environment under the data
@@ -59,6 +60,17 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
 
     public func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws {
         try await databases[scan.env].eventStats(scan, visit)
+    }
+
+    /// Reads the window's enrollment calls' keys (rollups hold no devices).
+    public func enrollmentReach(env: TelemetryEnvironment, since: Int64, until: Int64, app: String?) async throws -> EnrollmentReach {
+        let builder = Mutex(EnrollmentReach.Builder())
+        let scan = EventStatsScan(env: env, name: EventName.enrollmentCall, since: since, until: until, app: app, rollupHours: nil)
+        try await databases[env].eventStats(scan) { input in
+            guard case .record(let k) = input, k.time >= since, k.time <= until, app == nil || k.appId == app else { return }
+            builder.withLock { $0.add(k) }
+        }
+        return builder.withLock { $0.result() }
     }
 
     public func rebuildRollups(env: TelemetryEnvironment) async throws -> RollupRebuildResult {

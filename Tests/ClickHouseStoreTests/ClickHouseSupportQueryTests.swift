@@ -46,6 +46,31 @@ import Testing
         await f.close()
     }
 
+    /// Distinct devices and users per app and status code, and among failed calls, as the
+    /// embedded store counts them from its records.
+    @Test func enrollmentReachMatchesTheEmbeddedStore() async throws {
+        let f = try await ClickHouseStoreFixture(database: "reach")
+        let reference = try ClickHouseRecordStoreTests.Reference()
+        defer { Task { await reference.close() } }
+        let t0 = ClickHouseRecordStoreTests.t0
+        var random = SeededRandom(seed: 0x2EAC)
+        let calls = (0..<300).map { i in
+            Records.event(
+                app: random.pick(["com.a", "com.b"]), device: random.pick(["", "d1", "d2", "d3", "d4"]),
+                identity: random.pick(["", "u1@x.com", "U2@x.com"]), name: random.below(5) == 0 ? "AppLaunch" : "EnrollmentCall",
+                time: t0 + Int64(i) * 1000, statusCode: random.pick([100, 200, 225, nil]), succeeded: random.pick([nil, true, false]))
+        }
+        try await f.append(calls, receivedAt: t0)
+        _ = try await reference.store.append(calls, kind: .event, env: .prod, receivedAt: t0, incident: nil)
+        for app in [nil, "com.b"] {
+            let got = try await f.store.enrollmentReach(env: .prod, since: t0 + 20_000, until: t0 + 250_000, app: app)
+            let want = try await reference.store.enrollmentReach(env: .prod, since: t0 + 20_000, until: t0 + 250_000, app: app)
+            #expect(got == want)
+            #expect(!want.byCode.isEmpty && !want.failingByApp.isEmpty)
+        }
+        await f.close()
+    }
+
     /// Incidents come newest first from ClickHouse (every collector's) merged with the spool's.
     @Test func incidentPagesAnswerFromClickHouseAndTheSpool() async throws {
         let f = try await ClickHouseStoreFixture(database: "incidents")

@@ -51,8 +51,10 @@ import Testing
             for (filter, keep) in [
                 ("", { (u: Upload) in !u.ppe }), ("&app=com.contoso.files", { !$0.ppe && $0.app == "com.contoso.files" }),
                 ("&device=dev-a1", { !$0.ppe && $0.device == "DEV-A1" }), ("&env=ppe", { $0.ppe }),
-                ("&since=\(Timestamp.format(milliseconds: Self.t0 + 3_600_000))&until=\(Timestamp.format(milliseconds: Self.t0 + 3 * 3_600_000))",
-                 { !$0.ppe && $0.at >= Self.t0 + 3_600_000 && $0.at <= Self.t0 + 3 * 3_600_000 }),
+                (
+                    "&since=\(Timestamp.format(milliseconds: Self.t0 + 3_600_000))&until=\(Timestamp.format(milliseconds: Self.t0 + 3 * 3_600_000))",
+                    { !$0.ppe && $0.at >= Self.t0 + 3_600_000 && $0.at <= Self.t0 + 3 * 3_600_000 }
+                ),
             ] as [(String, (Upload) -> Bool)] {
                 let expected = uploads.filter(keep).sorted { ($0.at, $0.id) > ($1.at, $1.id) }.map(\.id)
                 var seen: [String] = []
@@ -76,7 +78,8 @@ import Testing
 
     @Test func withoutPIITheUsersWordsAndIdentityStayHidden() async throws {
         try await IngestHarness.run { h in
-            let body = #"{"appId":"com.contoso.mail","deviceId":"dev-1","identity":"Jane@Contoso.com","description":"jane@contoso.com cannot sign in"}"#
+            let body =
+                #"{"appId":"com.contoso.mail","deviceId":"dev-1","identity":"Jane@Contoso.com","description":"jane@contoso.com cannot sign in"}"#
             #expect(try await h.post("/v1/diagnostics", body, contentType: "application/json").status == .created)
             let read = try await h.components.tokens.create(name: "reader", scopes: [.read], apps: [], now: 0).secret
             let answer = try await get(h, "/v1/incidents", token: read)

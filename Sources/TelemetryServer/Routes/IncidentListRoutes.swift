@@ -41,7 +41,8 @@ struct IncidentListRoutes: Sendable {
             var query = try Self.parse(request, now: clock.nowMilliseconds())
             if let device = query.device {
                 query.device =
-                    try await DeviceResolution.resolve(device, env: query.env, app: query.app, store: store, visibility: visibility).searched
+                    try await DeviceResolution.resolve(device, env: query.env, app: query.app, store: store, visibility: visibility)
+                    .searched
             }
             let page = try await store.incidents(query)
             return try Response.json(

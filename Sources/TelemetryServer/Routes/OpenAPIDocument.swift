@@ -295,10 +295,37 @@ enum OpenAPIDocument {
                    description: 'rollups (default) answers whole hours from the hourly rollups when the interval is whole hours; records reads every record (same answer while the records are kept, slower)'}
               responses: &statsResponses
                 '200':
-                  description: Buckets of aggregates
+                  description: |
+                    Buckets of aggregates (`buckets[].start`); each bucket says `partial: true` when the window
+                    covers only part of it (typically the current one, still filling), so it is not read as a drop.
                   content:
                     application/json:
                       schema: {type: object}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+          /v1/stats/apps:
+            get:
+              tags: [stats]
+              summary: Per app, the support lead's table, compared with the period of the same length before
+              description: |
+                One row per app: every app of the registry and every app that sent events in the window or the
+                period before it (the list to pick apps from). Enrollment calls with their failure rate beside the
+                volume, the previous period's figures and the change, devices and users with a failed call, each
+                status code with its calls, share and the distinct devices and users it reached (counted from the
+                window's records, so within retention), and app launches with the previous period. Apps with the
+                most failed calls first. Default window: the last 24 h.
+              parameters:
+                - $ref: '#/components/parameters/Env'
+                - $ref: '#/components/parameters/App'
+                - $ref: '#/components/parameters/Since'
+                - $ref: '#/components/parameters/Until'
+              responses:
+                '200':
+                  description: The table
+                  content:
+                    application/json:
+                      schema: {$ref: '#/components/schemas/AppFleetStats'}
                 '400': {$ref: '#/components/responses/Error'}
                 '401': {$ref: '#/components/responses/Error'}
                 '403': {$ref: '#/components/responses/Error'}
@@ -1016,6 +1043,77 @@ enum OpenAPIDocument {
                 createdAt: {type: string, format: date-time, description: When the upload arrived}
                 firstTime: {type: string, format: date-time}
                 lastTime: {type: string, format: date-time}
+            StatsPeriod:
+              type: object
+              required: [env, since, until]
+              properties:
+                env: {type: string, enum: [prod, ppe]}
+                since: {type: string, format: date-time}
+                until: {type: string, format: date-time}
+            AppFleetStats:
+              type: object
+              required: [window, previousWindow, apps, reachTruncated]
+              properties:
+                window: {$ref: '#/components/schemas/StatsPeriod'}
+                previousWindow: {$ref: '#/components/schemas/StatsPeriod'}
+                reachTruncated: {type: boolean, description: 'Distinct devices and users past the tracking cap were not counted (lower bounds)'}
+                apps:
+                  type: array
+                  items:
+                    type: object
+                    required: [appId, registered, enrollment, launches]
+                    properties:
+                      appId: {type: string}
+                      registered: {type: boolean}
+                      flags:
+                        type: object
+                        properties:
+                          telemetryDisabled: {type: boolean}
+                          usePPE: {type: boolean}
+                          verboseLogging: {type: boolean}
+                      enrollment:
+                        type: object
+                        required: [calls, succeeded, failed, devicesFailing, usersFailing, previous, change, statusCodes]
+                        properties:
+                          calls: {type: integer}
+                          succeeded: {type: integer}
+                          failed: {type: integer}
+                          failureRate: {type: number, description: 'failed / (succeeded + failed); absent without an outcome'}
+                          devicesFailing: {type: integer}
+                          usersFailing: {type: integer}
+                          previous:
+                            type: object
+                            required: [calls, failed]
+                            properties:
+                              calls: {type: integer}
+                              failed: {type: integer}
+                              failureRate: {type: number}
+                          change:
+                            type: object
+                            properties:
+                              calls: {type: number, description: 'Relative change of the calls (0.25 = 25% more)'}
+                              failureRate: {type: number, description: 'Difference of the failure rates (0.05 = 5 points worse)'}
+                          statusCodes:
+                            type: array
+                            items:
+                              type: object
+                              required: [calls, share, devices, users, previousCalls]
+                              properties:
+                                statusCode: {type: integer}
+                                name: {type: string}
+                                success: {type: boolean}
+                                calls: {type: integer}
+                                share: {type: number}
+                                devices: {type: integer}
+                                users: {type: integer}
+                                previousCalls: {type: integer}
+                      launches:
+                        type: object
+                        required: [count, previous]
+                        properties:
+                          count: {type: integer}
+                          previous: {type: integer}
+                          change: {type: number}
 
         """#
 }

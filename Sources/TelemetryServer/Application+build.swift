@@ -163,7 +163,8 @@ public func buildRouter(
     let pipeline = IngestPipeline(
         store: c.store, registry: c.registry, clock: c.clock, mirror: hooks.mirror, configuration: c.configuration,
         settings: settings, rateLimiter: rateLimiter, drops: DropCounter(ledger: c.drops, factory: c.metrics.factory),
-        metrics: IngestMetrics(factory: c.metrics.factory), logger: logger, enrollmentFailures: hooks.enrollmentFailures)
+        metrics: IngestMetrics(factory: c.metrics.factory, registry: c.registry), logger: logger,
+        enrollmentFailures: hooks.enrollmentFailures)
     IngestRoutes(pipeline: pipeline, admission: admission, refusals: IngestRefusalLog(logger: logger, clock: c.clock)).register(on: api)
     QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
     AppRoutes(registry: c.registry, clock: c.clock).register(on: api)

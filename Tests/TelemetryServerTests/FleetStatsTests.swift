@@ -47,12 +47,15 @@ import Testing
                 let app = random.pick(["com.contoso.mail", "com.contoso.files", "com.contoso.tiny"])
                 if random.below(4) == 0 {
                     launches.append((app, time))
-                    lines.append(#"{"name":"AppLaunch","appId":"\#(app)","deviceId":"d","time":"\#(Timestamp.format(milliseconds: time))"}"#)
+                    lines.append(
+                        #"{"name":"AppLaunch","appId":"\#(app)","deviceId":"d","time":"\#(Timestamp.format(milliseconds: time))"}"#)
                     continue
                 }
                 let call = Call(
-                    app: app, device: "dev-\(random.below(8))", user: random.pick(["", "u1@contoso.com", "U2@contoso.com", "u3@contoso.com"]),
-                    code: random.pick([100, 101, 200, 200, 225, 212, 299, nil]), didSucceed: random.pick([nil, nil, nil, true, false]), time: time)
+                    app: app, device: "dev-\(random.below(8))",
+                    user: random.pick(["", "u1@contoso.com", "U2@contoso.com", "u3@contoso.com"]),
+                    code: random.pick([100, 101, 200, 200, 225, 212, 299, nil]), didSucceed: random.pick([nil, nil, nil, true, false]),
+                    time: time)
                 calls.append(call)
                 var data = #""operation":"enroll""#
                 if let c = call.code { data += #","statusCode":\#(c)"# }
@@ -90,9 +93,11 @@ import Testing
                 #expect(e["devicesFailing"] as? Int == Set(nowFailed.map(\.device)).count)
                 #expect(e["usersFailing"] as? Int == Set(nowFailed.compactMap { $0.user.isEmpty ? nil : $0.user.lowercased() }).count)
                 let previous = try #require(e["previous"] as? [String: Any])
-                #expect(previous["calls"] as? Int == before.count && previous["failed"] as? Int == before.filter { failed($0) == true }.count)
+                #expect(
+                    previous["calls"] as? Int == before.count && previous["failed"] as? Int == before.filter { failed($0) == true }.count)
                 let change = try #require(e["change"] as? [String: Any])
-                #expect(Self.same(change["calls"] as? Double, before.isEmpty ? nil : Double(now.count - before.count) / Double(before.count)))
+                #expect(
+                    Self.same(change["calls"] as? Double, before.isEmpty ? nil : Double(now.count - before.count) / Double(before.count)))
                 for code in e["statusCodes"] as? [[String: Any]] ?? [] {
                     let c = code["statusCode"] as? Int
                     let these = now.filter { $0.code == c }
@@ -125,7 +130,9 @@ import Testing
                 for b in buckets {
                     let start = try #require((b["start"] as? String).flatMap(Timestamp.parse))
                     // 09:30 to 12:30: the 09:00 and 12:00 buckets are cut by the window.
-                    #expect(b["partial"] as? Bool == (start == Self.now - 3 * Self.hour - 30 * 60_000 || start == Self.now - 30 * 60_000), "\(b)")
+                    #expect(
+                        b["partial"] as? Bool == (start == Self.now - 3 * Self.hour - 30 * 60_000 || start == Self.now - 30 * 60_000),
+                        "\(b)")
                 }
                 if what == "enrollment" { #expect(buckets.count == 4) }
             }

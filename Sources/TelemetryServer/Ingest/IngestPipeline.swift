@@ -93,6 +93,7 @@ struct IngestPipeline: Sendable {
         // Fleet dashboards count the events stored now, not the retried duplicates.
         if kind == .event {
             metrics.domain.recordStored(list, duplicateIndices: outcome.duplicateIndices, env: env)
+            metrics.apps?.recordStored(list, duplicateIndices: outcome.duplicateIndices, env: env)
             if let enrollmentFailures, outcome.stored > 0 {
                 let skip = Set(outcome.duplicateIndices)
                 enrollmentFailures.add(

@@ -159,7 +159,8 @@ extension AppFleetStats {
                         calls: now.calls, succeeded: now.succeeded, failed: now.failed, failureRate: nowRate,
                         devicesFailing: failing.devices, usersFailing: failing.users,
                         previous: Previous(calls: before.calls, failed: before.failed, failureRate: beforeRate),
-                        change: Change(calls: relative(now.calls, before.calls), failureRate: nowRate.flatMap { n in beforeRate.map { n - $0 } }),
+                        change: Change(
+                            calls: relative(now.calls, before.calls), failureRate: nowRate.flatMap { n in beforeRate.map { n - $0 } }),
                         statusCodes: codes),
                     launches: Launches(
                         count: current.launches[app] ?? 0, previous: previous.launches[app] ?? 0,

@@ -33,7 +33,8 @@ struct FleetRoutes: Sendable {
             }
             return try Response.json(
                 AppFleetStats(
-                    current: current, previous: previous, reach: reach, registry: entries, window: period(p), previousWindow: period(before),
+                    current: current, previous: previous, reach: reach, registry: entries, window: period(p),
+                    previousWindow: period(before),
                     shown: visibility.clientString))
         }
     }

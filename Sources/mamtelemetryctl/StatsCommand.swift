@@ -178,7 +178,7 @@ struct StatsCommand: AsyncParsableCommand {
                         "\(e["devicesFailing"] ?? 0)", "\(e["usersFailing"] ?? 0)",
                         "\(launches["count"] ?? 0) (before \(launches["previous"] ?? 0))",
                         top.map { t in
-                            "\(EnrollmentStatus.label(of: t["statusCode"] as? Int ?? 0)) x\(t["calls"] ?? 0) on \(t["devices"] ?? 0) devices"
+                            "\(EnrollmentStatus.label(of: t["statusCode"] as? Int ?? 0)) x\(t["calls"] ?? 0) on \(t["devices"] ?? 0) device\((t["devices"] as? Int) == 1 ? "" : "s")"
                         }
                             ?? "-",
                     ])

@@ -39,7 +39,9 @@ import Testing
                 } else {
                     let code = random.pick([100, 200, 225, 299])
                     if code >= 200 { expectedFailed += 1 }
-                    lines.append(#"{"name":"EnrollmentCall","appId":"\#(app)","deviceId":"d\#(i)","data":{"operation":"enroll","statusCode":\#(code)}}"#)
+                    lines.append(
+                        #"{"name":"EnrollmentCall","appId":"\#(app)","deviceId":"d\#(i)","data":{"operation":"enroll","statusCode":\#(code)}}"#
+                    )
                 }
                 // The registered app arrives late, past the cap: it is still named.
                 if i == 399 { lines.append(#"{"name":"AppLaunch","appId":"com.contoso.registered","deviceId":"late"}"#) }

@@ -56,7 +56,8 @@ struct AppMetrics: Sendable {
             case false?: outcome = "failed"
             case nil: outcome = "unknown"
             }
-            counts[.init(MetricName.appEnrollmentCalls.rawValue, [("app", app), ("outcome", outcome), ("env", env.rawValue)]), default: 0] += 1
+            counts[
+                .init(MetricName.appEnrollmentCalls.rawValue, [("app", app), ("outcome", outcome), ("env", env.rawValue)]), default: 0] += 1
             if outcome == "failed" {
                 let (code, name) = DomainMetrics.statusLabels(k.statusCode)
                 counts[

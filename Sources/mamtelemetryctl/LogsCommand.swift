@@ -85,8 +85,8 @@ struct LogsCommand: AsyncParsableCommand {
     }
 }
 
-/// One log record as a terminal line: `time level [component] app/device: message`, and
-/// `[arrived 20 min late]` when it reached the daemon a minute or more after its device time.
+/// One log record as a terminal line: `time level [component] app/device: message`, and on a
+/// follow `[arrived 20 min late]` when it reached the daemon a minute or more after its device time.
 enum LogLine {
     /// Below this a delay is upload batching, not worth a mark.
     static let lateAfterMs: Int64 = 60_000
@@ -116,14 +116,12 @@ enum LogLine {
         return line
     }
 
-    /// `arrivalDelayMs` of a followed record, else receive time minus device time.
+    /// How late a followed record arrived (`arrivalDelayMs`, set on streams only: a page is
+    /// read in device time, where lateness changes nothing). A record of a diagnostic upload
+    /// is old on purpose — the user shared past logs — so it is not marked.
     static func arrivalDelay(_ r: [String: Any]) -> Int64? {
-        if let ms = (r["arrivalDelayMs"] as? NSNumber)?.int64Value { return ms }
-        guard let received = (r["receivedAt"] as? String).flatMap(Timestamp.parse),
-            let time = (r["time"] as? String).flatMap(Timestamp.parse)
-        else { return nil }
-        let (delay, overflow) = received.subtractingReportingOverflow(time)
-        return overflow ? nil : delay
+        guard r["incident"] == nil else { return nil }
+        return (r["arrivalDelayMs"] as? NSNumber)?.int64Value
     }
 
     /// `20 min`, `3 h 5 min`, `2 d 4 h`.

@@ -59,7 +59,8 @@ import Testing
         #expect(try await d.post("/v1/telemetry", body: Array(events.joined(separator: "\n").utf8)).0 == 200)
         #expect(try await d.ingestLogs(Self.log("no app protection policy for this user", level: "error")).0 == 200)
         let created = try await d.post(
-            "/v1/tokens", body: Array(#"{"name":"engineer","scopes":["read","bundle"]}"#.utf8), headers: [("Content-Type", "application/json")])
+            "/v1/tokens", body: Array(#"{"name":"engineer","scopes":["read","bundle"]}"#.utf8),
+            headers: [("Content-Type", "application/json")])
         let token = try #require(parseJSON(created.1)["token"] as? String)
 
         // By UPN: a token with the pii scope (the admin's); without it the user is a pseudonym.
@@ -71,7 +72,9 @@ import Testing
         #expect(own.status == 0 && !own.output.contains("no app protection policy"), "\(own.output)")
         let events2 = try await ControlProcess.run(["events", "--device", Self.device.lowercased()], daemon: d, token: token)
         #expect(events2.output.contains("LicensedNotTargeted (225)"))
-        #expect(events2.output.contains("Next: Assign an app protection policy covering this app to a group the user is in."), "\(events2.output)")
+        #expect(
+            events2.output.contains("Next: Assign an app protection policy covering this app to a group the user is in."),
+            "\(events2.output)")
 
         let ambiguous = try await d.ingestLogs(
             #"{"appId":"\#(Self.app)","deviceId":"4F0E9999-0000-4000-8000-000000000000","message":"another device"}"#)
@@ -79,13 +82,22 @@ import Testing
         let refused = try await ControlProcess.run(["logs", "--device", "4f0e"], daemon: d)
         #expect(refused.status != 0 && refused.errors.contains("matches 2 devices"), "\(refused.errors)")
 
-        let upload = #"{"appId":"\#(Self.app)","deviceId":"\#(Self.device)","identity":"jane@contoso.com","description":"jane@contoso.com: not targeted"}"#
+        let upload =
+            #"{"appId":"\#(Self.app)","deviceId":"\#(Self.device)","identity":"jane@contoso.com","description":"jane@contoso.com: not targeted"}"#
         #expect(try await d.post("/v1/diagnostics", body: Array(upload.utf8), headers: [("Content-Type", "application/json")]).0 == 201)
         let incidents = try await ControlProcess.run(["incidents", "--since", "-1d", "--device", "4f0e2a1b"], daemon: d, token: token)
-        #expect(incidents.status == 0 && incidents.output.contains("MAM-") && incidents.output.contains("[withheld: "), "\(incidents.output)")
-        #expect(incidents.output.contains("a token with the pii scope shows it") && !incidents.output.contains("jane"), "\(incidents.output)")
-        let story = try await ControlProcess.run(["bundle", "--incident", try #require(incidents.output.firstMatch(of: /MAM-[A-Z0-9]{4}-[A-Z0-9]{4}/)).0.description, "-o", d.dataDirectory.appendingPathComponent("s.zip").path], daemon: d, token: token)
-        #expect(story.status == 0 && story.output.contains("story:     device \(Self.device) around the upload"), "\(story.output)\(story.errors)")
+        #expect(
+            incidents.status == 0 && incidents.output.contains("MAM-") && incidents.output.contains("[withheld: "), "\(incidents.output)")
+        #expect(
+            incidents.output.contains("a token with the pii scope shows it") && !incidents.output.contains("jane"), "\(incidents.output)")
+        let story = try await ControlProcess.run(
+            [
+                "bundle", "--incident", try #require(incidents.output.firstMatch(of: /MAM-[A-Z0-9]{4}-[A-Z0-9]{4}/)).0.description, "-o",
+                d.dataDirectory.appendingPathComponent("s.zip").path,
+            ], daemon: d, token: token)
+        #expect(
+            story.status == 0 && story.output.contains("story:     device \(Self.device) around the upload"),
+            "\(story.output)\(story.errors)")
         #expect(story.output.contains("records:   logs 1, telemetry 2"), "\(story.output)")
         let codes = try await ControlProcess.run(["status-codes", "licensedNotTargeted"], daemon: d)
         #expect(codes.output.contains("225") && codes.output.contains("no app protection policy targets them"), "\(codes.output)")

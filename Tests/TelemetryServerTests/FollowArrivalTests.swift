@@ -110,6 +110,10 @@ import Testing
                 uri: "/v1/logs?follow=true&tail=-1", method: .get, headers: [.authorization: "Bearer \(h.adminToken)"]
             ) { $0.status }
             #expect(refused == .badRequest)
+            let pageRefused = try await h.client.execute(
+                uri: "/v1/logs?tail=many", method: .get, headers: [.authorization: "Bearer \(h.adminToken)"]
+            ) { $0.status }
+            #expect(pageRefused == .badRequest, "a malformed tail is refused without follow too")
         }
     }
 }

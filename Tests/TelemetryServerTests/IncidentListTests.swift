@@ -72,6 +72,8 @@ import Testing
             #expect(first["records"] as? Int == 1 && first["appId"] is String && first["createdAt"] is String)
             #expect(first["description"] as? String == "Mail stopped syncing" && first["descriptionWithheld"] as? Bool == false)
             #expect(try await get(h, "/v1/incidents?cursor=bogus").status == .badRequest)
+            // The last page says so: nextCursor is there, and null.
+            #expect(try await get(h, "/v1/incidents?env=ppe&since=-1s").body.contains(#""nextCursor":null"#))
             #expect(try await get(h, "/v1/incidents?limit=0").status == .badRequest)
         }
     }

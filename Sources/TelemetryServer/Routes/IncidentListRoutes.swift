@@ -16,6 +16,15 @@ struct IncidentListRoutes: Sendable {
     struct Answer: Encodable {
         var incidents: [Summary]
         var nextCursor: String?
+
+        enum CodingKeys: String, CodingKey { case incidents, nextCursor }
+
+        /// `nextCursor` is always there, `null` on the last page (as on record pages).
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(incidents, forKey: .incidents)
+            try c.encode(nextCursor, forKey: .nextCursor)
+        }
     }
 
     struct Summary: Encodable {

@@ -989,8 +989,8 @@ enum OpenAPIDocument {
                 code: {type: integer}
                 name: {type: string, description: 'Symbolic name, e.g. AccountNotLicensed'}
                 succeeded: {type: boolean, description: 'true for 1xx codes, false for 2xx'}
-                meaning: {type: string, description: What the SDK reported, in one line}
-                nextStep: {type: string, description: What support does about it, in one line}
+                meaning: {type: string, description: 'What the SDK reported, in one line'}
+                nextStep: {type: string, description: 'What support does about it, in one line'}
             DeviceSummary:
               type: object
               required: [deviceId, apps, firstSeen, lastSeen]

@@ -25,10 +25,12 @@ struct QueryRoutes: Sendable {
         var (query, follow) = try QueryParameters.parse(request, kind: kind, now: now, visibility: visibility)
         let search = try await SearchScope.apply(to: &query, request: request, store: store, visibility: visibility, now: now)
         let accept = request.headers[.accept]?.lowercased() ?? ""
+        // Checked on every request, so a malformed `tail` is refused with or without follow.
+        let p = request.uri.queryParameters
+        let tail = try FollowBacklog.size(
+            tail: p.get("tail").flatMap { $0.isEmpty ? nil : $0 }, limit: p.get("limit").flatMap { $0.isEmpty ? nil : $0 })
         if follow {
-            let p = request.uri.queryParameters
-            query.limit = try FollowBacklog.size(
-                tail: p.get("tail").flatMap { $0.isEmpty ? nil : $0 }, limit: p.get("limit").flatMap { $0.isEmpty ? nil : $0 })
+            query.limit = tail
             return FollowStream(store: store, query: query, serverSentEvents: accept.contains("text/event-stream")).response()
         }
         let ndjson = accept.contains("application/x-ndjson") || accept.contains("application/x-json-stream")

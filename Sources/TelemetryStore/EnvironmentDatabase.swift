@@ -66,28 +66,14 @@ final class EnvironmentDatabase: Sendable {
     func incidents(_ q: IncidentQuery) async throws -> IncidentPage {
         let env = self.env
         return try await pool.read { db in
-            var sql = "SELECT * FROM incident WHERE 1"
-            var arguments: [any DatabaseValueConvertible] = []
-            if let since = q.since {
-                sql += " AND createdAt >= ?"
-                arguments.append(since)
-            }
-            if let until = q.until {
-                sql += " AND createdAt <= ?"
-                arguments.append(until)
-            }
-            if let app = q.app {
-                sql += " AND appId = ?"
-                arguments.append(app)
-            }
-            if let device = q.device {
-                sql += " AND deviceId = ?"
-                arguments.append(device)
-            }
-            if let after = q.after {
-                sql += " AND (createdAt < ? OR (createdAt = ? AND id < ?))"
-                arguments += [after.createdAt, after.createdAt, after.id]
-            }
+            var clauses: [(String, [any DatabaseValueConvertible])] = []
+            if let v = q.since { clauses.append(("createdAt >= ?", [v])) }
+            if let v = q.until { clauses.append(("createdAt <= ?", [v])) }
+            if let v = q.app { clauses.append(("appId = ?", [v])) }
+            if let v = q.device { clauses.append(("deviceId = ?", [v])) }
+            if let a = q.after { clauses.append(("(createdAt < ? OR (createdAt = ? AND id < ?))", [a.createdAt, a.createdAt, a.id])) }
+            var sql = "SELECT * FROM incident WHERE " + (["1"] + clauses.map(\.0)).joined(separator: " AND ")
+            var arguments = clauses.flatMap(\.1)
             sql += " ORDER BY createdAt DESC, id DESC LIMIT ?"
             arguments.append(max(q.limit, 0) + 1)
             let found = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { Self.incident($0, env: env) }

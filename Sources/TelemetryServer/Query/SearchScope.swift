@@ -34,10 +34,7 @@ enum SearchScope {
             guard q.since == nil, q.until == nil else {
                 throw APIError.badRequest("invalid_parameter", "around is a window of its own: leave out since and until")
             }
-            guard let t = TimeExpression.parse(around, now: now) else {
-                throw APIError.badRequest(
-                    "invalid_parameter", "around '\(around)' is not RFC 3339, epoch milliseconds, or relative like -15m, -2h, -7d")
-            }
+            let t = try TimeParameter.parse("around", around, now: now)
             var span = defaultSpan
             if let text = value("span") {
                 guard let ms = TimeExpression.duration(text), ms > 0, ms <= 7 * 86_400_000 else {

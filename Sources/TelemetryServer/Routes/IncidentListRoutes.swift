@@ -85,15 +85,8 @@ struct IncidentListRoutes: Sendable {
             }
             q.env = env
         }
-        for (name, keyPath) in [("since", \IncidentQuery.since), ("until", \IncidentQuery.until)] {
-            if let text = value(name) {
-                guard let t = TimeExpression.parse(text, now: now) else {
-                    throw APIError.badRequest(
-                        "invalid_parameter", "\(name) '\(text)' is not RFC 3339, epoch milliseconds, or relative like -15m, -2h, -7d")
-                }
-                q[keyPath: keyPath] = t
-            }
-        }
+        q.since = try value("since").map { try TimeParameter.parse("since", $0, now: now) }
+        q.until = try value("until").map { try TimeParameter.parse("until", $0, now: now) }
         if let limit = value("limit") {
             guard let n = Int(limit), (1...1000).contains(n) else {
                 throw APIError.badRequest("invalid_parameter", "limit must be an integer from 1 to 1000, not '\(limit)'")

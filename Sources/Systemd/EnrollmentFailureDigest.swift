@@ -8,22 +8,65 @@ import TelemetryModel
 /// `journalctl -x MAM_APP_ID=…` shows the catalog's explanation of the code in place.
 ///
 /// Ingest adds the events it stored (``add(_:env:receivedAt:)``, one lock per batch);
-/// ``drain(before:)`` hands out the entries of the minutes that are over. A minute holds at
-/// most ``appsPerMinute`` apps per environment and code; the calls of further apps are counted
-/// in one entry without an app, so a flood of made-up app ids costs bounded memory.
+/// ``drain(before:)`` hands out the entries of the minutes that are over. Both client-chosen
+/// parts of the key are bounded, so a flood of made-up values costs bounded memory and
+/// entries: a minute holds at most ``appsPerMinute`` apps per environment and code (the calls
+/// of further apps are counted in one entry without an app), and the codes an app reports in
+/// a minute are the documented ones, each with its own entry, plus one entry for every
+/// undocumented code together (naming a few of them) and one for calls without a code.
 public final class EnrollmentFailureDigest: Sendable {
     struct Key: Hashable {
         var env: TelemetryEnvironment
         /// Empty: the apps past ``appsPerMinute`` in that minute.
         var app: String
-        var code: Int?
+        var code: Code
         var minute: Int64
+    }
+
+    /// A status code as the digest keys it: the SDK's documented codes each on their own,
+    /// every other code together.
+    enum Code: Hashable {
+        case none
+        case documented(Int)
+        case undocumented
+
+        init(_ code: Int?) {
+            guard let code else {
+                self = .none
+                return
+            }
+            self = EnrollmentStatus.explanation(of: code) == nil ? .undocumented : .documented(code)
+        }
+
+        /// For ordering entries: no code first, the documented codes by number, then the rest.
+        var rank: Int {
+            switch self {
+            case .none: -1
+            case .documented(let c): c
+            case .undocumented: .max
+            }
+        }
     }
 
     struct Tally {
         var calls = 0
         /// Distinct example devices, in the order they failed, at most ``examplesPerEntry``.
         var devices: [String] = []
+        /// For the undocumented codes' entry: distinct codes seen, at most ``examplesPerEntry``.
+        var codes: [Int] = []
+        /// More undocumented codes were seen than `codes` names.
+        var moreCodes = false
+
+        mutating func note(device: String) {
+            if devices.count < EnrollmentFailureDigest.examplesPerEntry, !device.isEmpty, !devices.contains(device) {
+                devices.append(device)
+            }
+        }
+
+        mutating func note(code: Int?) {
+            guard let code, !codes.contains(code) else { return }
+            if codes.count < EnrollmentFailureDigest.examplesPerEntry { codes.append(code) } else { moreCodes = true }
+        }
     }
 
     struct State {
@@ -55,12 +98,12 @@ public final class EnrollmentFailureDigest: Sendable {
         let minute = receivedAt - receivedAt.remainderReportingOverflow(dividingBy: Self.minute).partialValue
         var local: [Key: Tally] = [:]
         for k in events where Self.isFailedCall(k) {
-            var tally = local[Key(env: env, app: k.appId, code: k.statusCode, minute: minute)] ?? Tally()
+            let key = Key(env: env, app: k.appId, code: Code(k.statusCode), minute: minute)
+            var tally = local[key] ?? Tally()
             tally.calls += 1
-            if tally.devices.count < Self.examplesPerEntry, !k.deviceId.isEmpty, !tally.devices.contains(k.deviceId) {
-                tally.devices.append(k.deviceId)
-            }
-            local[Key(env: env, app: k.appId, code: k.statusCode, minute: minute)] = tally
+            tally.note(device: k.deviceId)
+            if key.code == .undocumented { tally.note(code: k.statusCode) }
+            local[key] = tally
         }
         guard !local.isEmpty else { return }
         state.withLock { s in
@@ -77,9 +120,9 @@ public final class EnrollmentFailureDigest: Sendable {
                 }
                 var merged = s.tallies[key] ?? Tally()
                 merged.calls += tally.calls
-                for d in tally.devices where merged.devices.count < Self.examplesPerEntry && !merged.devices.contains(d) {
-                    merged.devices.append(d)
-                }
+                for d in tally.devices { merged.note(device: d) }
+                for c in tally.codes { merged.note(code: c) }
+                merged.moreCodes = merged.moreCodes || tally.moreCodes
                 s.tallies[key] = merged
             }
         }
@@ -95,11 +138,22 @@ public final class EnrollmentFailureDigest: Sendable {
             return Array(due)
         }
         return taken.sorted { a, b in
-            (a.0.minute, a.0.env.rawValue, a.0.app, a.0.code ?? -1) < (b.0.minute, b.0.env.rawValue, b.0.app, b.0.code ?? -1)
+            (a.0.minute, a.0.env.rawValue, a.0.app, a.0.code.rank) < (b.0.minute, b.0.env.rawValue, b.0.app, b.0.code.rank)
         }.map { key, tally in
-            JournalEntry.enrollmentFailures(
-                app: key.app.isEmpty ? nil : visible(key.app), env: key.env, code: key.code, minute: key.minute, calls: tally.calls,
-                exampleDevices: tally.devices.map(visible))
+            let app = key.app.isEmpty ? nil : visible(key.app)
+            let devices = tally.devices.map(visible)
+            switch key.code {
+            case .none:
+                return JournalEntry.enrollmentFailures(
+                    app: app, env: key.env, code: nil, minute: key.minute, calls: tally.calls, exampleDevices: devices)
+            case .documented(let code):
+                return JournalEntry.enrollmentFailures(
+                    app: app, env: key.env, code: code, minute: key.minute, calls: tally.calls, exampleDevices: devices)
+            case .undocumented:
+                return JournalEntry.enrollmentFailures(
+                    app: app, env: key.env, undocumentedCodes: tally.codes, moreCodes: tally.moreCodes, minute: key.minute,
+                    calls: tally.calls, exampleDevices: devices)
+            }
         }
     }
 

@@ -13,7 +13,31 @@ extension JournalEntry {
         app: String?, env: TelemetryEnvironment, code: Int?, minute: Int64, calls: Int, exampleDevices: [String],
         identifier: String = JournalEntry.daemonIdentifier
     ) -> JournalEntry {
-        let status = code.map(EnrollmentStatus.label(of:)) ?? "no status code"
+        enrollmentFailures(
+            app: app, env: env, status: code.map(EnrollmentStatus.label(of:)) ?? "no status code", codes: code.map { [$0] } ?? [],
+            messageID: EnrollmentFailureMessageID.id(for: code), minute: minute, calls: calls, exampleDevices: exampleDevices,
+            identifier: identifier)
+    }
+
+    /// The entry for the failed calls of one app and minute whose codes the SDK does not
+    /// document, all together: one `MAM_STATUS_CODE` per example code (a few; `moreCodes` says
+    /// there were others), and the undocumented code's `MESSAGE_ID`.
+    public static func enrollmentFailures(
+        app: String?, env: TelemetryEnvironment, undocumentedCodes: [Int], moreCodes: Bool, minute: Int64, calls: Int,
+        exampleDevices: [String], identifier: String = JournalEntry.daemonIdentifier
+    ) -> JournalEntry {
+        let listed = undocumentedCodes.map(String.init).joined(separator: ", ")
+        return enrollmentFailures(
+            app: app, env: env,
+            status: "undocumented status code\(undocumentedCodes.count == 1 && !moreCodes ? "" : "s") \(listed)\(moreCodes ? ", …" : "")",
+            codes: undocumentedCodes, messageID: EnrollmentFailureMessageID.id(for: nil), minute: minute, calls: calls,
+            exampleDevices: exampleDevices, identifier: identifier)
+    }
+
+    private static func enrollmentFailures(
+        app: String?, env: TelemetryEnvironment, status: String, codes: [Int], messageID: String, minute: Int64, calls: Int,
+        exampleDevices: [String], identifier: String
+    ) -> JournalEntry {
         let stamp = Timestamp.format(milliseconds: minute)
         let examples =
             exampleDevices.isEmpty ? "" : " (devices \(exampleDevices.joined(separator: ", "))\(calls > exampleDevices.count ? ", …" : ""))"
@@ -22,15 +46,13 @@ extension JournalEntry {
         entry.append(
             "MESSAGE",
             "\(subject): \(calls) failed enrollment call\(calls == 1 ? "" : "s") with \(status) in the minute from \(stamp)\(examples)")
-        entry.append("MESSAGE_ID", EnrollmentFailureMessageID.id(for: code))
+        entry.append("MESSAGE_ID", messageID)
         entry.append("PRIORITY", String(LogLevel.warning.syslogPriority))
         entry.append("SYSLOG_IDENTIFIER", identifier)
         if let app { entry.append("MAM_APP_ID", app) }
         entry.append("MAM_ENV", env.rawValue)
-        if let code {
-            entry.append("MAM_STATUS_CODE", String(code))
-            if let name = EnrollmentStatus.name(of: code) { entry.append("MAM_STATUS_NAME", name) }
-        }
+        for code in codes { entry.append("MAM_STATUS_CODE", String(code)) }
+        if codes.count == 1, let name = EnrollmentStatus.name(of: codes[0]) { entry.append("MAM_STATUS_NAME", name) }
         entry.append("MAM_FAILED_CALLS", String(calls))
         entry.append("MAM_MINUTE", stamp)
         for device in exampleDevices { entry.append("MAM_DEVICE_ID", device) }

@@ -82,10 +82,7 @@ public enum Daemon {
             // Failed enrollment calls reach the journal as one entry per app, code and minute,
             // with app and device ids as a reader without `pii` sees them.
             let visibility = RecordVisibility(piiAllowed: false, pseudonymizer: components.pseudonymizer)
-            let failures = EnrollmentFailureDigest(visible: { value in
-                var redactor = visibility.redactor()
-                return redactor.scrub(text: value)
-            })
+            let failures = EnrollmentFailureDigest(visible: visibility.clientString)
             hooks.enrollmentFailures = failures
             hooks.services = [mirror, EnrollmentFailureDigestService(digest: failures, mirror: mirror, clock: clock)]
             hooks.readinessChecks = [

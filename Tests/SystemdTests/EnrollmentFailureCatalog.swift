@@ -21,10 +21,12 @@ enum EnrollmentFailureCatalog {
         }
         out += entry(
             id: EnrollmentFailureMessageID.id(for: nil), subject: "Enrollment failed with an undocumented status code",
-            opening: "with status code @MAM_STATUS_CODE@",
+            opening: "with a status code the SDK does not document, or none,",
             body: [
-                "What it means: the SDK documentation does not list this code (or the",
-                "calls carried none), so the daemon cannot say more than that they failed.",
+                "What it means: the SDK documentation does not list these codes (one entry",
+                "per app and minute holds them all; its MAM_STATUS_CODE fields name up to",
+                "three, none when the calls carried no code), so the daemon cannot say",
+                "more than that they failed.",
                 "",
                 "Next step: read the calls' errorString and the devices' error logs",
                 "around the minute; a new SDK version may have added the code.",

@@ -109,6 +109,45 @@ import Testing
         #expect(overflow.count == 1 && overflow.first?.value(of: "MAM_FAILED_CALLS") == "300")
     }
 
+    /// Status codes are the client's too: made-up ones share one entry per app and minute,
+    /// so a client cannot make the daemon write one journal entry per event.
+    @Test(arguments: 0..<3) func aFloodOfUndocumentedCodesCostsOneEntryPerAppAndMinute(seed: UInt64) throws {
+        var random = SeededRandom(seed: 0xC0DE + seed)
+        let digest = EnrollmentFailureDigest(visible: { $0 })
+        let documented = EnrollmentStatus.all.filter { !$0.succeeded }.map(\.code)
+        var keys: [RecordKeys] = []
+        var undocumented = Set<Int>()
+        var documentedSeen = Set<Int>()
+        for i in 0..<(2_000 + random.below(2_000)) {
+            let code: Int
+            if random.below(4) == 0 {
+                code = random.pick(documented)
+                documentedSeen.insert(code)
+            } else {
+                code = Int(truncatingIfNeeded: random.next())
+                guard EnrollmentStatus.explanation(of: code) == nil else { continue }
+                undocumented.insert(code)
+            }
+            keys.append(
+                RecordKeys(
+                    time: 0, appId: "com.contoso.app", deviceId: "dev-\(i % 9)", name: EventName.enrollmentCall, statusCode: code,
+                    succeeded: false))
+        }
+        digest.add(keys, env: .prod, receivedAt: Self.start)
+        let entries = digest.drain(before: nil)
+        #expect(entries.count == documentedSeen.count + 1, "one entry per documented code and one for the others")
+        #expect(entries.map { Int($0.value(of: "MAM_FAILED_CALLS") ?? "") ?? 0 }.reduce(0, +) == keys.count, "every call counted")
+        let others = try #require(entries.first { $0.value(of: "MESSAGE_ID") == EnrollmentFailureMessageID.id(for: nil) })
+        let examples = others.values(of: "MAM_STATUS_CODE").compactMap(Int.init)
+        #expect(examples.count == EnrollmentFailureDigest.examplesPerEntry && Set(examples).isSubset(of: undocumented))
+        #expect(others.value(of: "MAM_STATUS_NAME") == nil)
+        #expect(others.value(of: "MESSAGE")?.contains("undocumented status codes") == true, "\(others.value(of: "MESSAGE") ?? "")")
+        for e in entries where e.value(of: "MESSAGE_ID") != EnrollmentFailureMessageID.id(for: nil) {
+            let code = try #require(e.value(of: "MAM_STATUS_CODE").flatMap(Int.init))
+            #expect(documentedSeen.contains(code) && e.value(of: "MESSAGE_ID") == EnrollmentFailureMessageID.id(for: code))
+        }
+    }
+
     @Test func appAndDeviceIdsAppearAsAReaderWithoutPIISeesThem() {
         let digest = EnrollmentFailureDigest(visible: { $0.contains("@") ? "user-redacted" : $0 })
         digest.add(

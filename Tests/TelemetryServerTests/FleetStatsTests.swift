@@ -120,21 +120,30 @@ import Testing
     @Test func thePartialBucketIsMarked() async throws {
         let clock = SettableClock(Self.now)
         try await IngestHarness.run(clock: clock) { h in
-            let lines = (0..<4).map { i in
-                #"{"name":"EnrollmentCall","appId":"com.a","deviceId":"d","time":"\#(Timestamp.format(milliseconds: Self.now - Int64(i) * Self.hour))","data":{"operation":"enroll","statusCode":100}}"#
+            var lines: [String] = []
+            for i in 0..<4 {
+                let time = Timestamp.format(milliseconds: Self.now - Int64(i) * Self.hour)
+                lines += [
+                    #"{"name":"EnrollmentCall","eventId":"e\#(i)","appId":"com.a","deviceId":"d","time":"\#(time)","data":{"operation":"enroll","statusCode":100}}"#,
+                    #"{"name":"AppLaunch","eventId":"l\#(i)","appId":"com.a","deviceId":"d","time":"\#(time)","data":{"managementType":"MAM-WE"}}"#,
+                    #"{"name":"IntuneAction","eventId":"a\#(i)","appId":"com.a","deviceId":"d","time":"\#(time)","data":{"action":"PinPrompt"}}"#,
+                ]
             }
             #expect(try await h.post("/v1/telemetry", lines.joined(separator: "\n")).status == .ok)
-            for what in ["enrollment", "launches"] {
+            // Sent again: duplicates, counted by the drop ledger in the hour they arrived.
+            #expect(try await h.post("/v1/telemetry", lines.joined(separator: "\n")).status == .ok)
+            for what in ["enrollment", "launches", "actions", "drops"] {
                 let answer = try await h.get("/v1/stats/\(what)?since=-3h&interval=1h")
                 let buckets = try #require(answer["buckets"] as? [[String: Any]])
+                #expect(!buckets.isEmpty, "\(what): \(answer)")
                 for b in buckets {
                     let start = try #require((b["start"] as? String).flatMap(Timestamp.parse))
                     // 09:30 to 12:30: the 09:00 and 12:00 buckets are cut by the window.
                     #expect(
                         b["partial"] as? Bool == (start == Self.now - 3 * Self.hour - 30 * 60_000 || start == Self.now - 30 * 60_000),
-                        "\(b)")
+                        "\(what): \(b)")
                 }
-                if what == "enrollment" { #expect(buckets.count == 4) }
+                if what != "drops" { #expect(buckets.count == 4, "\(what): \(answer)") }
             }
         }
     }

@@ -18,14 +18,20 @@ struct StatusCodesCommand: AsyncParsableCommand {
         let body = try await client.send(client.request(.GET, "/v1/status-codes"))
         let answer = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] ?? [:]
         var codes = answer["statusCodes"] as? [[String: Any]] ?? []
-        if let wanted = code?.lowercased() {
+        if let code {
+            let wanted = code.lowercased()
             codes = codes.filter { "\($0["code"] ?? "")" == wanted || ($0["name"] as? String)?.lowercased() == wanted }
             guard !codes.isEmpty else {
-                throw ValidationError("'\(code!)' is not a documented enrollment status code (100-104 succeed, 200-227 fail)")
+                throw ValidationError("'\(code)' is not a documented enrollment status code (100-104 succeed, 200-227 fail)")
             }
         }
         switch output.output {
-        case .json: AnswerOutput.writeVerbatim(body)
+        case .json where code == nil: AnswerOutput.writeVerbatim(body)
+        case .json:
+            // The daemon's answer, narrowed to the code asked for.
+            var narrowed = answer
+            narrowed["statusCodes"] = codes
+            AnswerOutput.writeVerbatim(Array(try JSONSerialization.data(withJSONObject: narrowed, options: [.sortedKeys])))
         case .ndjson: try AnswerOutput.writeNDJSON(codes)
         case .table:
             var rows = [["CODE", "NAME", "MEANING", "NEXT STEP"]]

@@ -101,6 +101,11 @@ import Testing
         #expect(story.output.contains("records:   logs 1, telemetry 2"), "\(story.output)")
         let codes = try await ControlProcess.run(["status-codes", "licensedNotTargeted"], daemon: d)
         #expect(codes.output.contains("225") && codes.output.contains("no app protection policy targets them"), "\(codes.output)")
+        let one = try await ControlProcess.run(["status-codes", "200", "--output", "json"], daemon: d)
+        let explained = try JSONSerialization.jsonObject(with: Data(one.output.utf8)) as? [String: Any]
+        #expect(
+            (explained?["statusCodes"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["AccountNotLicensed"], "\(one.output)"
+        )
         let unknown = try await ControlProcess.run(["status-codes", "999"], daemon: d)
         #expect(unknown.status != 0)
     }

@@ -12,7 +12,8 @@
 #      (scripts/clickhouse/contract.sh);
 #   6. the OpenTelemetry Python SDK installed for the OTLP interoperability test (part of 1);
 #   7. the .deb built from this tree (debug binaries) and installed into a throw-away root;
-#   8. `swift format lint --strict` with the checked-in .swift-format (generated code excluded).
+#   8. `swift format lint --strict` with the checked-in .swift-format (generated code excluded);
+#   9. the Prometheus rules under dashboards/ with `promtool test rules` (scripts/alert-rules.sh).
 # Under CI=true the build treats warnings in our targets as errors (see Package.swift).
 # Every step runs; the script fails if any step failed.
 set -uo pipefail
@@ -32,6 +33,8 @@ step() {
   fi
 }
 step "swift format lint" ./scripts/format.sh --lint
+# Every alerting and recording rule under dashboards/ against its promtool unit tests.
+step "alert rules" ./scripts/alert-rules.sh
 step "fuzz" ./scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 # The OpenTelemetry Python SDK for OTLPExporterTests (pinned, in .build-venv-otel/).
 step "otel sdk" ./scripts/otel-venv.sh

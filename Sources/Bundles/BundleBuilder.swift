@@ -15,6 +15,11 @@ public struct PreparedBundle: Sendable {
     public var windowDefaulted: Bool
     public var incident: Incident?
     public var createdAt: Int64
+    /// An incident bundle tells the device's story: this device's records over the window,
+    /// plus every record of the upload (nil: the request's scope alone).
+    public var storyDevice: String?
+    /// The devices whose identity-less records join an identity bundle (see `BundleRequest`).
+    public var identityDevices: [String] = []
 
     /// `mam-bundle-MAM-7K2Q-9XPF-20261121T101530Z.zip`.
     public var fileName: String {
@@ -49,8 +54,13 @@ public struct BundleBuilder: Sendable {
     public var pageSize = 32_768
     public var timelineLimit = 20_000
     public var includeJournal = true
-    /// Widening of an incident's window on each side, so what led up to it is included.
-    public var incidentMargin: Int64 = 3_600_000
+    /// An incident's device window: from this long before the upload (two retry periods, so
+    /// a failed enrollment and the retry it scheduled are both in) to `incidentAfter` after it,
+    /// as the console's incident page shows it.
+    public var incidentBefore: Int64 = 2 * 86_400_000
+    public var incidentAfter: Int64 = 3_600_000
+    /// Devices an identity bundle widens to, at most.
+    public static let maxIdentityDevices = 50
     public static let defaultWindow: Int64 = 24 * 3_600_000
 
     public init(store: any RecordStore, pseudonymizer: Pseudonymizer, temporaryDirectory: URL, daemonVersion: String) {
@@ -74,17 +84,43 @@ public struct BundleBuilder: Sendable {
         var until = request.until
         let defaulted = since == nil || until == nil
         if let incident, since == nil || until == nil {
-            let first = incident.firstTime ?? incident.createdAt
-            let last = incident.lastTime ?? incident.createdAt
-            since = since ?? first.saturatingSubtracting(incidentMargin)
-            until = until ?? max(last, incident.createdAt).saturatingAdding(incidentMargin)
+            let first = min(incident.firstTime ?? incident.createdAt, incident.createdAt)
+            let last = max(incident.lastTime ?? incident.createdAt, incident.createdAt)
+            since = since ?? first.saturatingSubtracting(incidentBefore)
+            until = until ?? last.saturatingAdding(incidentAfter)
         }
         let end = until ?? now
         let start = since ?? end.saturatingSubtracting(Self.defaultWindow)
         guard start <= end else { throw BundleError.invalidWindow }
-        return PreparedBundle(
-            request: request, env: request.env ?? incident?.env ?? .prod, since: start, until: end,
-            windowDefaulted: defaulted, incident: incident, createdAt: now)
+        let env = request.env ?? incident?.env ?? .prod
+        var prepared = PreparedBundle(
+            request: request, env: env, since: start, until: end, windowDefaulted: defaulted, incident: incident, createdAt: now)
+        // An incident asked for alone is the device's story around the upload.
+        let otherScope = [request.device, request.identity, request.app, request.session].contains { !($0 ?? "").isEmpty }
+        if let device = incident?.deviceId, !device.isEmpty, !otherScope, env == incident?.env { prepared.storyDevice = device }
+        if let identity = request.identity, request.expandIdentity {
+            prepared.identityDevices = try await store.devices(
+                usedBy: identity, env: env, since: start, until: end, limit: Self.maxIdentityDevices)
+        }
+        return prepared
+    }
+
+    /// The reads that make up one kind's member: the request's scope, or for an incident's
+    /// story the device's window and then the upload's records not already in it.
+    func passes(_ bundle: PreparedBundle, kind: RecordKind) -> [(query: RecordQuery, skip: (@Sendable (RecordKeys) -> Bool)?)] {
+        guard let device = bundle.storyDevice, let incident = bundle.incident else {
+            var q = query(bundle, kind: kind)
+            if bundle.request.identity != nil, !bundle.identityDevices.isEmpty { q.identityDevices = Set(bundle.identityDevices) }
+            return [(q, nil)]
+        }
+        var window = RecordQuery(
+            kind: kind, env: bundle.env, device: device, since: bundle.since, until: bundle.until, limit: pageSize, order: .asc)
+        window.apps = bundle.request.apps
+        guard kind == .log else { return [(window, nil)] }  // an upload holds log records
+        var shared = RecordQuery(kind: kind, env: bundle.env, incident: incident.id, limit: pageSize, order: .asc)
+        shared.apps = bundle.request.apps
+        let (since, until) = (bundle.since, bundle.until)
+        return [(window, nil), (shared, { k in k.deviceId == device && k.time >= since && k.time <= until })]
     }
 
     @discardableResult
@@ -102,21 +138,24 @@ public struct BundleBuilder: Sendable {
             let member = try MemberFile(name: name, directory: temporaryDirectory)
             defer { member.remove() }
             let before = redactor.counts
-            let first = query(bundle, kind: kind)
+            let passes = passes(bundle, kind: kind)
             let pass = BundleRecordPass(
                 kind: kind, redactor: redactor, timeline: timeline, summary: summary, member: member, capture: capture)
             let store = store
             files.append(
                 try await ArchiveMember.write(member, into: archive, sink: &sink) {
-                    // Each page is one read of the store; between pages other writers and
-                    // checkpoints get their turn, so a large bundle never holds one snapshot open.
-                    var query = first
-                    while let next = try await store.scan(query, announcePageEnd: false, pass.take) {
+                    for (first, skip) in passes {
+                        pass.skip = skip
+                        // Each page is one read of the store; between pages other writers and
+                        // checkpoints get their turn, so a large bundle never holds one snapshot open.
+                        var query = first
+                        while let next = try await store.scan(query, announcePageEnd: false, pass.take) {
+                            try pass.flush()
+                            try Task.checkCancellation()
+                            query.after = next
+                        }
                         try pass.flush()
-                        try Task.checkCancellation()
-                        query.after = next
                     }
-                    try pass.flush()
                 })
             (redactor, timeline, summary) = pass.finish()
             redactedIn[name] = redactor.counts.since(before)
@@ -124,7 +163,11 @@ public struct BundleBuilder: Sendable {
 
         let timelineFile = try MemberFile(name: "timeline.txt", directory: temporaryDirectory)
         defer { timelineFile.remove() }
-        try timeline.render(header: header(bundle, redaction: redactor.enabled), into: timelineFile)
+        if let incident = bundle.incident {
+            var shown = redactor
+            timeline.addUpload(incident, description: shown.freeText(incident.description))
+        }
+        try timeline.render(header: header(bundle, redaction: redactor.enabled) + summary.storyLines(), into: timelineFile)
         files.append(try await ArchiveMember.write(timelineFile, into: archive, sink: &sink))
 
         files.append(try await add("summary.json", bytes: try summary.json(), into: archive, sink: &sink))
@@ -172,7 +215,8 @@ public struct BundleBuilder: Sendable {
         return ManifestFile(name: name, size: Int64(bytes.count), sha256: MemberFile.digest(bytes))
     }
 
-    /// The first page's query for one kind of record in the bundle's scope.
+    /// The first page's query for one kind of record in the request's own scope (the caller's
+    /// apps and identity filter included).
     private func query(_ bundle: PreparedBundle, kind: RecordKind) -> RecordQuery {
         let r = bundle.request
         var q = RecordQuery(
@@ -187,10 +231,18 @@ public struct BundleBuilder: Sendable {
 
     private func header(_ b: PreparedBundle, redaction: Bool) -> [String] {
         var scope: [String] = []
-        if let v = b.request.incident { scope.append("incident \(v)") }
+        if let v = b.request.incident {
+            scope.append("incident \(v)")
+            if let device = b.storyDevice {
+                scope.append(
+                    "device \(device) from \(Self.spoken(incidentBefore)) before the upload to \(Self.spoken(incidentAfter)) after, with every record the user shared"
+                )
+            }
+        }
         if let v = b.request.device { scope.append("device \(v)") }
         if let v = b.request.identity {
             scope.append("identity \(b.request.piiAllowed ? v : pseudonymizer.identityPseudonym(v))")
+            if !b.identityDevices.isEmpty { scope.append("with the logs of its devices \(b.identityDevices.joined(separator: ", "))") }
         } else if let p = b.request.identityPseudonym {
             scope.append("identity \(p)")
         }
@@ -204,6 +256,13 @@ public struct BundleBuilder: Sendable {
                 : "personal data NOT redacted (caller allowed to see PII); credentials appear as keyed masks (token-…)",
             "SDK rhythm: failed enrollments are retried every 24 h; enrolled apps check in for policy every 8 h.",
         ]
+    }
+
+    /// `2 days`, `1 hour`, `90 min`: a margin as the header says it.
+    static func spoken(_ ms: Int64) -> String {
+        if ms % 86_400_000 == 0 { return ms == 86_400_000 ? "1 day" : "\(ms / 86_400_000) days" }
+        if ms % 3_600_000 == 0 { return ms == 3_600_000 ? "1 hour" : "\(ms / 3_600_000) hours" }
+        return "\(ms / 60_000) min"
     }
 
     private func incidentJSON(_ i: Incident, redactor: inout RecordRedactor) throws -> [UInt8] {
@@ -226,11 +285,15 @@ public struct BundleBuilder: Sendable {
     ) throws -> [UInt8] {
         let r = b.request
         let identity = redactor.enabled || r.identity == nil ? r.identityScopePseudonym(pseudonymizer) : r.identity
+        var scrubber = redactor
+        let shown = { (id: String) in scrubber.scrub(text: id) }
         let request: [String: Any] = [
             "incident": r.incident ?? NSNull(), "device": r.device ?? NSNull(), "identity": identity ?? NSNull(),
             "app": r.app ?? NSNull(), "session": r.session ?? NSNull(), "env": b.env.rawValue,
             "since": Timestamp.format(milliseconds: b.since), "until": Timestamp.format(milliseconds: b.until),
             "windowDefaulted": b.windowDefaulted, "format": r.format.rawValue,
+            // What the scope was widened to: an incident's device story, a user's devices.
+            "storyDevice": b.storyDevice.map(shown) ?? NSNull(), "identityDevices": b.identityDevices.map(shown),
         ]
         let c = redactor.counts
         let object: [String: Any] = [
@@ -250,7 +313,8 @@ public struct BundleBuilder: Sendable {
                 "textWithheld": c.textWithheld,
                 "verboseMessagesScrubbed": c.verboseMessagesScrubbed,
                 // Where each replacement was made; timeline.txt and summary.json are built
-                // from the already redacted records and add none of their own.
+                // from the already redacted records (timeline.txt repeats the incident's
+                // description as incident.json shows it) and add none of their own.
                 "byFile": redactedIn.mapValues { f in
                     [
                         "upn": f.upn, "objectId": f.objectId, "token": f.token, "textWithheld": f.textWithheld,

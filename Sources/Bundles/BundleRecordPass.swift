@@ -29,6 +29,8 @@ final class BundleRecordPass: @unchecked Sendable {
     }
 
     private var s: State
+    /// Records of the current read that an earlier read of the member already wrote.
+    var skip: (@Sendable (RecordKeys) -> Bool)?
     private let kind: RecordKind
     private let capture: RecordRedactor.CaptureSet
 
@@ -40,6 +42,7 @@ final class BundleRecordPass: @unchecked Sendable {
 
     func take(_ event: ScanEvent) {
         guard case .record(let record) = event else { return }
+        if let skip, skip(record.keys) { return }
         do {
             guard s.failure == nil else { return }
             let shown = s.redactor.redact(json: record.json, verbose: record.keys.level == .verbose, capture: capture)

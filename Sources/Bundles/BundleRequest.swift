@@ -27,12 +27,16 @@ public struct BundleRequest: Sendable, Hashable {
     public var format: ArchiveFormat
     public var caller: String
     public var piiAllowed: Bool
+    /// With `identity`: also the identity-less records (device logs) of the devices the
+    /// identity used in the window, as `GET /v1/logs?identity=` does by default.
+    public var expandIdentity = true
 
     public init(
         incident: String? = nil, device: String? = nil, identity: String? = nil, app: String? = nil,
         session: String? = nil, since: Int64? = nil, until: Int64? = nil, env: TelemetryEnvironment? = nil,
-        format: ArchiveFormat = .zip, caller: String = "anonymous", piiAllowed: Bool = false
+        format: ArchiveFormat = .zip, caller: String = "anonymous", piiAllowed: Bool = false, expandIdentity: Bool = true
     ) {
+        self.expandIdentity = expandIdentity
         self.incident = incident
         self.device = device
         self.identity = identity?.lowercased()

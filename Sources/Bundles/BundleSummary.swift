@@ -60,11 +60,33 @@ struct BundleSummary {
         set[key, default: 0] += 1
     }
 
+    /// The story in brief, under the timeline's header: what the enrollment calls did, and
+    /// for each failing code what it means and what to do.
+    func storyLines() -> [String] {
+        guard enrollmentCalls > 0 else { return ["", "No enrollment calls in this window."] }
+        let failed = failures.values.reduce(0, +)
+        var lines = [
+            "",
+            "Enrollment: \(enrollmentCalls) call\(enrollmentCalls == 1 ? "" : "s"), \(enrollmentSucceeded) succeeded, \(failed) failed.",
+        ]
+        for (code, count) in failures.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
+            let explained = EnrollmentStatus.explanation(of: code)
+            lines.append("  \(EnrollmentStatus.label(of: code)) x\(count): \(explained?.meaning ?? "not a status code the SDK documents.")")
+            if let next = explained?.nextStep { lines.append("    next step: \(next)") }
+        }
+        return lines
+    }
+
     func json() throws -> [UInt8] {
         var enrollment: [String: Any] = ["calls": enrollmentCalls, "succeeded": enrollmentSucceeded]
         enrollment["successRate"] = enrollmentCalls == 0 ? NSNull() : Double(enrollmentSucceeded) / Double(enrollmentCalls)
+        // Each failing code with what it means and what support does next (`EnrollmentStatus.all`).
         enrollment["failures"] = failures.keys.sorted().map { code -> [String: Any] in
-            ["statusCode": code, "statusName": EnrollmentStatus.name(of: code) ?? NSNull(), "count": failures[code]!]
+            let explained = EnrollmentStatus.explanation(of: code)
+            return [
+                "statusCode": code, "statusName": explained?.name ?? NSNull(), "count": failures[code]!,
+                "meaning": explained?.meaning ?? "not a status code the SDK documents", "nextStep": explained?.nextStep ?? NSNull(),
+            ]
         }
         let object: [String: Any] = [
             "counts": ["telemetry": counts[.event] ?? 0, "logs": counts[.log] ?? 0],

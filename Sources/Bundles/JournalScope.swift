@@ -24,7 +24,12 @@ struct JournalScope: Sendable, Equatable {
     init(_ bundle: PreparedBundle, pseudonymizer: Pseudonymizer) {
         let r = bundle.request
         var f = ["MAM_ENV": bundle.env.rawValue]
-        if let v = r.incident, !v.isEmpty { f["MAM_INCIDENT_ID"] = v }
+        // An incident's story is its device's: the upload's records carry that device too.
+        if let device = bundle.storyDevice {
+            f["MAM_DEVICE_ID"] = device
+        } else if let v = r.incident, !v.isEmpty {
+            f["MAM_INCIDENT_ID"] = v
+        }
         if let v = r.device, !v.isEmpty { f["MAM_DEVICE_ID"] = v }
         if let v = r.identityScopePseudonym(pseudonymizer), !v.isEmpty { f["MAM_IDENTITY_HASH"] = v }
         if let v = r.app, !v.isEmpty { f["MAM_APP_ID"] = v }

@@ -54,6 +54,10 @@ struct Timeline {
                 if let ms = k.durationMs { text += ", \(DurationText.milliseconds(ms)) ms" }
                 if let err = captured["errorstring"], !err.isEmpty { text += ", error: \(Self.clip(err))" }
                 lines.append(text + " " + place)
+                if failed, let code = k.statusCode, let explained = EnrollmentStatus.explanation(of: code) {
+                    lines.append("    -> \(explained.name): \(explained.meaning)")
+                    lines.append("    -> next step: \(explained.nextStep)")
+                }
                 if failed && k.detail != "policyCheckIn" {
                     lines.append(
                         "    -> failed enrollment; SDK retries in 24 h (next attempt ~\(Self.clock(k.time.saturatingAdding(24 * Self.hour))))"
@@ -76,9 +80,23 @@ struct Timeline {
             guard level >= .warning else { return }
             let component = k.detail.isEmpty ? "" : "[\(k.detail)] "
             let label = level == .error ? "ERROR  " : "WARNING"
-            lines.append("\(label)         \(component)\(Self.clip(captured["message"] ?? "")) \(place)")
+            let shared = k.incident.isEmpty ? "" : " (shared in \(k.incident))"
+            lines.append("\(label)         \(component)\(Self.clip(captured["message"] ?? "")) \(place)\(shared)")
         }
         entries.append(Entry(time: k.time, seq: seq, lines: lines))
+        seq += 1
+    }
+
+    /// The user's diagnostic upload as a moment of the story: when it arrived, how many records
+    /// it shared and the first line of the user's description (as the caller may see it).
+    mutating func addUpload(_ incident: Incident, description: String?) {
+        var lines = [
+            "UPLOAD          \(incident.id): the user shared \(incident.recordCount) log record\(incident.recordCount == 1 ? "" : "s") with support"
+        ]
+        if let first = description?.split(separator: "\n", omittingEmptySubsequences: true).first {
+            lines.append("    -> the user wrote: \"\(Self.clip(String(first)))\"")
+        }
+        entries.append(Entry(time: incident.createdAt, seq: seq, lines: lines))
         seq += 1
     }
 

@@ -63,7 +63,13 @@ struct ClickHouseRecordReader: Sendable {
         if let v = q.device { filters.append("device = \(v)") }
         if let v = q.session { filters.append("session = \(v)") }
         // Stored lower-cased, as `RecordQuery` lower-cases the filter.
-        if let v = q.identity { filters.append("identity = \(v)") }
+        if let v = q.identity {
+            if let devices = q.identityDevices {
+                filters.append("(identity = \(v) OR (identity = '' AND has(\(devices.sorted()), device)))")
+            } else {
+                filters.append("identity = \(v)")
+            }
+        }
         if q.identityPseudonym != nil { filters.append("identity != ''") }
         if let v = q.name { filters.append("name = \(v)") }
         if let v = q.statusCode { filters.append("statusCode = \(Int64(v))") }

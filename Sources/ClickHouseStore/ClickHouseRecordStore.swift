@@ -82,6 +82,43 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
         try await ClickHouseEventStats(client: client, database: database(scan.env), scan: scan).visit(visit)
     }
 
+    /// One `GROUP BY` over the window's enrollment calls: distinct devices and users per app
+    /// and status code, and per app among the failed calls (the rule the stats count by: a
+    /// call's own `didSucceed`, else its code's range).
+    public func enrollmentReach(env: TelemetryEnvironment, since: Int64, until: Int64, app: String?) async throws -> EnrollmentReach {
+        try await fence.wait(env: env)
+        var filters: [ClickHouseSQL] = [
+            "kind = 'event'", "name = \(EventName.enrollmentCall)", "time >= \(since)", "time <= \(until)",
+        ]
+        if let app { filters.append("app = \(app)") }
+        let filter = ClickHouseSQL.joined(filters, separator: " AND ")
+        let failed: ClickHouseSQL = "ifNull(succeeded = 0, ifNull(NOT (statusCode >= 100 AND statusCode < 200), 0))"
+        let byCode = try await client.execute(
+            """
+            SELECT app, statusCode, uniqExactIf(device, device != ''), uniqExactIf(identity, identity != '')
+            FROM \(identifier: database(env)).records WHERE \(fragment: filter)
+            GROUP BY app, statusCode FORMAT TabSeparated
+            """)
+        let failing = try await client.execute(
+            """
+            SELECT app, uniqExactIf(device, device != '' AND \(fragment: failed)), uniqExactIf(identity, identity != '' AND \(fragment: failed))
+            FROM \(identifier: database(env)).records WHERE \(fragment: filter)
+            GROUP BY app FORMAT TabSeparated
+            """)
+        var reach = EnrollmentReach()
+        for row in try TabSeparatedRows(byCode, columns: 4).rows {
+            let key = EnrollmentReach.Key(
+                app: TabSeparatedRows.string(row[0]),
+                statusCode: try TabSeparatedRows.optionalInt(row[1]).map { Int(truncatingIfNeeded: $0) })
+            reach.byCode[key] = .init(devices: Int(try TabSeparatedRows.int(row[2])), users: Int(try TabSeparatedRows.int(row[3])))
+        }
+        for row in try TabSeparatedRows(failing, columns: 3).rows {
+            let count = EnrollmentReach.Count(devices: Int(try TabSeparatedRows.int(row[1])), users: Int(try TabSeparatedRows.int(row[2])))
+            if count.devices > 0 || count.users > 0 { reach.failingByApp[TabSeparatedRows.string(row[0])] = count }
+        }
+        return reach
+    }
+
     /// Nothing to rebuild: this backend keeps no rollups, stats aggregate the records in
     /// ClickHouse when asked. Answers honestly that no row was written.
     public func rebuildRollups(env: TelemetryEnvironment) async throws -> RollupRebuildResult {
@@ -100,15 +137,61 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
                 FROM \(identifier: database(env)).incidents WHERE id = \(id) LIMIT 1 FORMAT TabSeparated
                 """)
             guard let row = try TabSeparatedRows(answer, columns: 11).rows.first else { continue }
-            return Incident(
-                id: TabSeparatedRows.string(row[0]), guid: TabSeparatedRows.string(row[1]), env: env,
-                appId: TabSeparatedRows.string(row[2]), deviceId: TabSeparatedRows.optionalString(row[3]),
-                sessionId: TabSeparatedRows.optionalString(row[4]), identity: TabSeparatedRows.optionalString(row[5]),
-                description: TabSeparatedRows.optionalString(row[6]), createdAt: try TabSeparatedRows.int(row[7]),
-                recordCount: Int(try TabSeparatedRows.int(row[8])), firstTime: try TabSeparatedRows.optionalInt(row[9]),
-                lastTime: try TabSeparatedRows.optionalInt(row[10]))
+            return try Self.incident(row, env: env)
         }
         return nil
+    }
+
+    /// This collector's incidents from its spool (there from the moment they were
+    /// acknowledged), every collector's from ClickHouse; each once, newest first.
+    public func incidents(_ query: IncidentQuery) async throws -> IncidentPage {
+        try await fence.wait(env: query.env)
+        let local = try await spool.incidents(query).incidents
+        var filters: [ClickHouseSQL] = ["1"]
+        if let v = query.since { filters.append("createdAt >= \(v)") }
+        if let v = query.until { filters.append("createdAt <= \(v)") }
+        if let v = query.app { filters.append("app = \(v)") }
+        if let v = query.device { filters.append("device = \(v)") }
+        if let after = query.after {
+            filters.append("(createdAt < \(after.createdAt) OR (createdAt = \(after.createdAt) AND id < \(after.id)))")
+        }
+        let answer = try await client.execute(
+            """
+            SELECT id, guid, app, device, session, identity, description, createdAt, recordCount, firstTime, lastTime
+            FROM \(identifier: database(query.env)).incidents WHERE \(fragment: ClickHouseSQL.joined(filters, separator: " AND "))
+            ORDER BY createdAt DESC, id DESC LIMIT 1 BY id LIMIT \(max(query.limit, 0) + 1)
+            FORMAT TabSeparated
+            """)
+        var byID: [String: Incident] = [:]
+        for row in try TabSeparatedRows(answer, columns: 11).rows {
+            let i = try Self.incident(row, env: query.env)
+            byID[i.id] = i
+        }
+        for i in local { byID[i.id] = i }
+        return IncidentPage.cut(byID.values, query)
+    }
+
+    static func incident(_ row: [ArraySlice<UInt8>], env: TelemetryEnvironment) throws -> Incident {
+        Incident(
+            id: TabSeparatedRows.string(row[0]), guid: TabSeparatedRows.string(row[1]), env: env,
+            appId: TabSeparatedRows.string(row[2]), deviceId: TabSeparatedRows.optionalString(row[3]),
+            sessionId: TabSeparatedRows.optionalString(row[4]), identity: TabSeparatedRows.optionalString(row[5]),
+            description: TabSeparatedRows.optionalString(row[6]), createdAt: try TabSeparatedRows.int(row[7]),
+            recordCount: Int(try TabSeparatedRows.int(row[8])), firstTime: try TabSeparatedRows.optionalInt(row[9]),
+            lastTime: try TabSeparatedRows.optionalInt(row[10]))
+    }
+
+    public func findDevices(_ lookup: DeviceLookup) async throws -> DeviceLookupResult {
+        try await fence.wait(env: lookup.env)
+        return try await ClickHouseDeviceLookup(client: client, database: database(lookup.env)).find(lookup)
+    }
+
+    public func devices(usedBy identity: String, env: TelemetryEnvironment, since: Int64?, until: Int64?, limit: Int) async throws
+        -> [String]
+    {
+        try await fence.wait(env: env)
+        return try await ClickHouseDeviceLookup(client: client, database: database(env))
+            .devices(usedBy: identity.lowercased(), since: since, until: until, limit: limit)
     }
 
     /// The newest id in ClickHouse (0 when empty), after the fence.

@@ -32,3 +32,26 @@ public enum DaemonMessageID: String, Sendable, CaseIterable {
         return groups.map { String(hex[$0]) }.joined(separator: "-")
     }
 }
+
+/// `MESSAGE_ID`s of the journal entries that report failed enrollment calls (one entry per
+/// app, status code and minute, see ``EnrollmentFailureDigest``), one id per failure code so
+/// `journalctl -x` shows that code's explanation from the catalog. An id is a fixed prefix
+/// followed by the code's decimal digits as its last four hex digits (`…0200` for
+/// AccountNotLicensed), readable in a raw journal; `…0000` stands for a failed call with an
+/// undocumented code or none. Like ``DaemonMessageID`` the ids never change.
+public enum EnrollmentFailureMessageID {
+    static let prefix = "98b4e757220d470bbf6251f24870"
+
+    /// The documented failure codes (2xx) that have an id of their own.
+    public static let documentedCodes = 200...227
+
+    /// The id for a failed call with `code`: the code's own, or the one for undocumented codes.
+    public static func id(for code: Int?) -> String {
+        guard let code, documentedCodes.contains(code) else { return prefix + "0000" }
+        let digits = String(code)
+        return prefix + String(repeating: "0", count: 4 - digits.count) + digits
+    }
+
+    /// Every id the daemon may send: one per documented failure code, then the undocumented one.
+    public static var all: [String] { documentedCodes.map { id(for: $0) } + [id(for: nil)] }
+}

@@ -34,6 +34,9 @@ public enum MetricName: String, CaseIterable, Sendable {
     /// Seconds, not milliseconds: Prometheus base units (`promtool check metrics` refuses `_ms`).
     case enrollmentDuration = "mamtelemetry_enrollment_duration_seconds"
     case intuneActions = "mamtelemetry_intune_actions_total"
+    case appEnrollmentCalls = "mamtelemetry_app_enrollment_calls_total"
+    case appEnrollmentFailures = "mamtelemetry_app_enrollment_failures_total"
+    case appLaunchesByApp = "mamtelemetry_app_launches_by_app_total"
     case forwarderShippedRecords = "mamtelemetry_forwarder_shipped_records_total"
     case forwarderErrors = "mamtelemetry_forwarder_errors_total"
     case forwarderInsertDuration = "mamtelemetry_forwarder_insert_duration_seconds"
@@ -76,6 +79,11 @@ public enum MetricName: String, CaseIterable, Sendable {
         case .enrollmentCalls: "EnrollmentCall events stored, by operation, status code (and its SDK name) and environment."
         case .enrollmentDuration: "Reported duration of enrollment calls, by operation and environment."
         case .intuneActions: "IntuneAction events stored, by action and environment."
+        case .appEnrollmentCalls:
+            "EnrollmentCall events stored, by app (registered apps, the first 20 others seen, then other), outcome and environment."
+        case .appEnrollmentFailures:
+            "Failed EnrollmentCall events stored, by app, status code (and its SDK name) and environment."
+        case .appLaunchesByApp: "AppLaunch events stored, by app and environment."
         case .forwarderShippedRecords: "Records ClickHouse acknowledged and the spool released, by environment."
         case .forwarderErrors: "Failed forwarding attempts, by kind (unreachable, timeout, server, bad_response, spool)."
         case .forwarderInsertDuration: "Time for ClickHouse to acknowledge one insert."

@@ -7,6 +7,7 @@ import NIOCore
 import Privacy
 import ServiceLifecycle
 import SupportConsole
+import Systemd
 import TelemetryModel
 import TelemetryStore
 
@@ -117,6 +118,8 @@ public struct DaemonComponents: Sendable {
 /// Extra wiring the daemon adds around the HTTP application (journald, systemd).
 public struct ApplicationHooks: Sendable {
     public var mirror: any LogRecordMirror = DisabledLogMirror()
+    /// Gathers failed enrollment calls for the journal; its service belongs in `services`.
+    public var enrollmentFailures: EnrollmentFailureDigest?
     public var services: [any Service] = []
     public var readinessChecks: [ReadinessCheck] = []
     public var onServerRunning: @Sendable (any Channel) async -> Void = { _ in }
@@ -161,7 +164,8 @@ public func buildRouter(
     let pipeline = IngestPipeline(
         store: c.store, registry: c.registry, clock: c.clock, mirror: hooks.mirror, configuration: c.configuration,
         settings: settings, rateLimiter: rateLimiter, drops: DropCounter(ledger: c.drops, factory: c.metrics.factory),
-        metrics: IngestMetrics(factory: c.metrics.factory), logger: logger)
+        metrics: IngestMetrics(factory: c.metrics.factory, registry: c.registry), logger: logger,
+        enrollmentFailures: hooks.enrollmentFailures)
     IngestRoutes(pipeline: pipeline, admission: admission, refusals: IngestRefusalLog(logger: logger, clock: c.clock)).register(on: api)
     QueryRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer, tokens: c.tokens).register(on: api)
     AppRoutes(registry: c.registry, clock: c.clock).register(on: api)
@@ -176,6 +180,10 @@ public func buildRouter(
     StatsRoutes(store: c.store, drops: c.drops, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
     ConsoleRoutes(catalog: ConsoleAssetCatalog()).register(on: api)
     PseudonymRoutes(pseudonymizer: c.pseudonymizer).register(on: api)
+    StatusCodeRoutes().register(on: api)
+    DeviceRoutes(store: c.store, pseudonymizer: c.pseudonymizer).register(on: api)
+    IncidentListRoutes(store: c.store, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
+    FleetRoutes(store: c.store, registry: c.registry, clock: c.clock, pseudonymizer: c.pseudonymizer).register(on: api)
     return router
 }
 

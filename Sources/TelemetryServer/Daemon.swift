@@ -82,7 +82,12 @@ public enum Daemon {
                 configuration: JournalMirrorConfiguration(configuration), logger: logger, metricsFactory: metrics.factory, clock: clock)
             var hooks = ApplicationHooks()
             hooks.mirror = JournalLogMirror(mirror: mirror, pseudonymizer: components.pseudonymizer)
-            hooks.services = [mirror]
+            // Failed enrollment calls reach the journal as one entry per app, code and minute,
+            // with app and device ids as a reader without `pii` sees them.
+            let visibility = RecordVisibility(piiAllowed: false, pseudonymizer: components.pseudonymizer)
+            let failures = EnrollmentFailureDigest(visible: visibility.clientString)
+            hooks.enrollmentFailures = failures
+            hooks.services = [mirror, EnrollmentFailureDigestService(digest: failures, mirror: mirror, clock: clock)]
             hooks.readinessChecks = [
                 ReadinessCheck(name: "journal", required: false) { (mirror.status.reachable, mirror.status.summary) },
                 ReadinessCheck(name: "disk", required: true) {

@@ -98,6 +98,9 @@ struct CrossEnvironmentCommit: Sendable {
                 try rollups.addBatches(
                     db, sql: "SELECT receivedAt, keys FROM staged_batch WHERE stage = ? AND kind = 0", arguments: [stage])
                 try rollups.apply(db)
+                var sightings = DeviceSightings()
+                try sightings.addBatches(db, sql: "SELECT receivedAt, keys FROM staged_batch WHERE stage = ?", arguments: [stage])
+                try sightings.apply(db)
                 var end = try EnvironmentDatabase.nextSeq(db)
                 for row in rows {
                     end = max(end, row["firstSeq"] + row["count"] as Int64)

@@ -39,7 +39,8 @@ extension EnvironmentDatabase {
         beforeCommit: @escaping @Sendable () throws -> Void = {}
     ) async throws -> CommitResult {
         let configuration = self.configuration
-        return try await pool.write { db in
+        let cache = deviceIndexCache
+        let (result, indexed) = try await pool.write { db in
             var writer = try BatchWriter(configuration: configuration, db: db, betweenKinds: betweenKinds)
             let firstSeq = try Self.nextSeq(db)
             let visible = try writer.write(plan.visible, staged: nil, from: firstSeq)
@@ -55,11 +56,17 @@ extension EnvironmentDatabase {
                 if plan.forgetEarlierDecisions { try db.execute(sql: "DELETE FROM stage_decision") }
                 try db.execute(sql: "INSERT INTO stage_decision(stage, decidedAt) VALUES (?, ?)", arguments: [decided, nowMs])
             }
+            // Staged records are indexed when they are published (CrossEnvironmentCommit).
+            let indexed = visible.sightings.unknown(to: cache)
+            try indexed.apply(db)
             try beforeCommit()
-            return CommitResult(
+            let result = CommitResult(
                 visible: visible.outcomes, staged: staged, lastId: visible.nextSeq - 1, kinds: visible.kinds,
                 rawBytes: writer.rawBytes, storedBytes: writer.storedBytes, batches: writer.batches)
+            return (result, indexed)
         }
+        cache.remember(indexed)
+        return result
     }
 
     static func nextSeq(_ db: Database) throws -> Int64 {
@@ -94,6 +101,8 @@ struct BatchWriter {
         var outcomes: [AppendOutcome]
         var nextSeq: Int64
         var kinds: Set<RecordKind>
+        /// The devices of the records stored (not of the retries dropped).
+        var sightings = DeviceSightings()
     }
 
     /// Writes `groups` into `batch`, or into `staged_batch` under `staged`, numbering from
@@ -105,11 +114,20 @@ struct BatchWriter {
         var times = [(min: Int64, max: Int64)?](repeating: nil, count: groups.count)
         var nextSeq = firstSeq
         var kinds = Set<RecordKind>()
+        var sightings = DeviceSightings()
         for kind in RecordKind.allCases {
             let survivors = try survivors(of: kind, in: groups, outcomes: &outcomes, nextSeq: nextSeq)
             let stored = survivors.reduce(0) { $0 + $1.indices.count }
             guard stored > 0 else { continue }
             if !kindsWritten.subtracting([kind]).isEmpty { try betweenKinds() }
+            for s in survivors where !s.indices.isEmpty {
+                let group = groups[s.group]
+                if s.isWholeGroup, let prepared = group.sightings {
+                    sightings.merge(prepared)
+                } else {
+                    sightings.merge(DeviceSightings(s.indices.lazy.map { group.records[$0] }, receivedAt: group.receivedAt))
+                }
+            }
             kinds.insert(kind)
             kindsWritten.insert(kind)
             if kind == .event, staged == nil {
@@ -167,7 +185,7 @@ struct BatchWriter {
             incident.lastTime = times[g]?.max
             try insert(incident)
         }
-        return Written(outcomes: outcomes, nextSeq: nextSeq, kinds: kinds)
+        return Written(outcomes: outcomes, nextSeq: nextSeq, kinds: kinds, sightings: sightings)
     }
 
     /// The records of one group that are not retries of stored records.

@@ -55,6 +55,7 @@ extension EnvironmentDatabase {
         resume: ResumeBlocks?, reads: ReadCounter, visit: (ScannedRecord) throws -> Void
     ) throws -> Int64? {
         let terms = q.requiredTerms
+        let anyOf = q.anyOfTerms
         let needle = q.contains.map { Array($0.lowercased().utf8) }
         let presenter = q.presenter
         let needsBytes = readRecords || needle != nil
@@ -73,6 +74,7 @@ extension EnvironmentDatabase {
             if levelMaskNeeded != 0, (row["levelMask"] as Int) & levelMaskNeeded == 0 { continue }
             let bloom = BloomFilter(bytes: [UInt8](row["bloom"] as Data))
             if !terms.allSatisfy({ bloom.mightContain($0) }) { continue }
+            if let anyOf, !anyOf.contains(where: { bloom.mightContain($0) }) { continue }
             let firstSeq: Int64 = row["firstSeq"]
             let receivedAt: Int64 = row["receivedAt"]
             let key = ResumeBlocks.Key(

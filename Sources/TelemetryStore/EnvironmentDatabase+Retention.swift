@@ -33,6 +33,7 @@ extension EnvironmentDatabase {
             }
             try db.execute(
                 sql: "DELETE FROM incident WHERE createdAt < ?", arguments: [nowMs - (limits.logsMaxAge ?? Int64.max / 2000) * 1000])
+            try Self.pruneDeviceIndex(db)
             return result
         }
         if returnFreeSpace, result.batches > 0 || result.verboseScrubbed > 0 {

@@ -63,6 +63,8 @@ extension EnvironmentDatabase {
             if let age = limits.rollupsMaxAge {
                 result.rollupRows += try Self.expireRollups(before: nowMs - age * 1000, db: db)
             }
+            // A spool's lookups are answered by ClickHouse; its index lives as long as its batches.
+            try Self.pruneDeviceIndex(db)
             return result
         }
         if result.retryIDs > 0 || result.rollupRows > 0 { result.bytesReturned = try await returnFreePages() }

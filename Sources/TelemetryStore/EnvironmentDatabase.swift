@@ -16,6 +16,8 @@ final class EnvironmentDatabase: Sendable {
     let resumeBlocks = ResumeBlocks()
     /// What reads of the batch table cost so far (rows and SQLite steps), for tests and stats.
     let reads = ReadCounter()
+    /// Device index rows this process wrote, so each (app, device) is written once an hour.
+    let deviceIndexCache = DeviceIndexCache()
 
     init(
         env: TelemetryEnvironment, directory: URL, configuration: StoreConfiguration,
@@ -51,6 +53,8 @@ final class EnvironmentDatabase: Sendable {
         var incident: Incident?
         /// The group's batches encoded ahead by the request's task (nil: the committer encodes).
         var prepared: PreparedGroup? = nil
+        /// The devices of the group's records, for the device index (nil: the writer finds them).
+        var sightings: DeviceSightings? = nil
     }
 
     func incident(id: String) async throws -> Incident? {
@@ -58,12 +62,35 @@ final class EnvironmentDatabase: Sendable {
         return try await pool.read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM incident WHERE id = ? OR guid = ?", arguments: [id, id.lowercased()])
             else { return nil }
-            return Incident(
-                id: row["id"], guid: row["guid"], env: env, appId: row["appId"], deviceId: row["deviceId"],
-                sessionId: row["sessionId"], identity: row["identity"], description: row["description"],
-                createdAt: row["createdAt"], recordCount: row["recordCount"], firstTime: row["firstTime"],
-                lastTime: row["lastTime"])
+            return Self.incident(row, env: env)
         }
+    }
+
+    /// A page of incidents, newest first (the `incident_created` index).
+    func incidents(_ q: IncidentQuery) async throws -> IncidentPage {
+        let env = self.env
+        return try await pool.read { db in
+            var clauses: [(String, [any DatabaseValueConvertible])] = []
+            if let v = q.since { clauses.append(("createdAt >= ?", [v])) }
+            if let v = q.until { clauses.append(("createdAt <= ?", [v])) }
+            if let v = q.app { clauses.append(("appId = ?", [v])) }
+            if let v = q.device { clauses.append(("deviceId = ?", [v])) }
+            if let a = q.after { clauses.append(("(createdAt < ? OR (createdAt = ? AND id < ?))", [a.createdAt, a.createdAt, a.id])) }
+            var sql = "SELECT * FROM incident WHERE " + (["1"] + clauses.map(\.0)).joined(separator: " AND ")
+            var arguments = clauses.flatMap(\.1)
+            sql += " ORDER BY createdAt DESC, id DESC LIMIT ?"
+            arguments.append(max(q.limit, 0) + 1)
+            let found = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { Self.incident($0, env: env) }
+            return IncidentPage.cut(found, q)
+        }
+    }
+
+    static func incident(_ row: Row, env: TelemetryEnvironment) -> Incident {
+        Incident(
+            id: row["id"], guid: row["guid"], env: env, appId: row["appId"], deviceId: row["deviceId"],
+            sessionId: row["sessionId"], identity: row["identity"], description: row["description"],
+            createdAt: row["createdAt"], recordCount: row["recordCount"], firstTime: row["firstTime"],
+            lastTime: row["lastTime"])
     }
 
     func latestID() async throws -> Int64 {

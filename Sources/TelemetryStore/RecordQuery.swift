@@ -20,6 +20,10 @@ public struct RecordQuery: Sendable {
     /// Only these apps' records (a caller's app binding); nil: every app. `app` narrows
     /// further and must be one of them to match anything.
     public var apps: Set<String>?
+    /// With `identity`, the user's story: the identity's own records and the records that
+    /// carry no identity from these devices (the devices it used; device logs carry none).
+    /// Records of these devices naming another identity are someone else's and stay out.
+    public var identityDevices: Set<String>?
     public var name: String?
     public var statusCode: Int?
     /// Log records at or above this level.
@@ -78,11 +82,17 @@ public struct RecordQuery: Sendable {
         }
         if let device { t.append(.device(device)) }
         if let session { t.append(.session(session)) }
-        if let identity { t.append(.identity(identity)) }
+        if let identity, identityDevices == nil { t.append(.identity(identity)) }
         if let name { t.append(.name(name)) }
         if let statusCode { t.append(.statusCode(statusCode)) }
         if let incident { t.append(.incident(incident)) }
         return t
+    }
+
+    /// Terms of which a batch must (probably) contain one: the identity or one of its devices.
+    var anyOfTerms: [BloomTerm]? {
+        guard let identity, let identityDevices else { return nil }
+        return [.identity(identity)] + identityDevices.map { .device($0) }
     }
 
     func matches(_ k: RecordKeys) -> Bool {
@@ -92,7 +102,9 @@ public struct RecordQuery: Sendable {
         if let apps, !apps.contains(k.appId) { return false }
         if let device, k.deviceId != device { return false }
         if let session, k.sessionId != session { return false }
-        if let identity, k.identity != identity { return false }
+        if let identity, k.identity != identity {
+            guard let identityDevices, k.identity.isEmpty, identityDevices.contains(k.deviceId) else { return false }
+        }
         if let identityPseudonym, !identityPseudonym.matches(k.identity) { return false }
         if let name, k.name != name { return false }
         if let statusCode, k.statusCode != statusCode { return false }

@@ -22,11 +22,26 @@ public protocol RecordStore: Sendable {
     /// rows for `scan.rollupHours`, the keys of the matching events for the rest of the window.
     func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws
 
+    /// Distinct devices and users of the enrollment calls in the window (device time,
+    /// inclusive), per app and status code and among failed calls per app.
+    func enrollmentReach(env: TelemetryEnvironment, since: Int64, until: Int64, app: String?) async throws -> EnrollmentReach
+
     /// Recomputes `env`'s rollups from its stored records (for rollups that were lost or
     /// damaged); counts of records retention removed are not recoverable.
     func rebuildRollups(env: TelemetryEnvironment) async throws -> RollupRebuildResult
 
     func incident(id: String) async throws -> Incident?
+
+    /// Incidents of one environment, newest first, a page at a time.
+    func incidents(_ query: IncidentQuery) async throws -> IncidentPage
+
+    /// The devices matching what a person typed: exactly, ignoring case, by prefix, or (when
+    /// none does) the nearest ids. Answered from an index of distinct devices, not a scan.
+    func findDevices(_ lookup: DeviceLookup) async throws -> DeviceLookupResult
+
+    /// The devices whose records name `identity` (lower-cased) in the device-time window,
+    /// most recent first, at most `limit`: the devices a user used.
+    func devices(usedBy identity: String, env: TelemetryEnvironment, since: Int64?, until: Int64?, limit: Int) async throws -> [String]
 
     /// The id of the newest record in `env` (0 when empty): where a follower starts.
     func latestID(env: TelemetryEnvironment) async throws -> Int64

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Metrics
+import Synchronization
 import TelemetryModel
 
 /// The embedded default store: one SQLite database per environment under the data
@@ -61,6 +62,17 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
         try await databases[scan.env].eventStats(scan, visit)
     }
 
+    /// Reads the window's enrollment calls' keys (rollups hold no devices).
+    public func enrollmentReach(env: TelemetryEnvironment, since: Int64, until: Int64, app: String?) async throws -> EnrollmentReach {
+        let builder = Mutex(EnrollmentReach.Builder())
+        let scan = EventStatsScan(env: env, name: EventName.enrollmentCall, since: since, until: until, app: app, rollupHours: nil)
+        try await databases[env].eventStats(scan) { input in
+            guard case .record(let k) = input, k.time >= since, k.time <= until, app == nil || k.appId == app else { return }
+            builder.withLock { $0.add(k) }
+        }
+        return builder.withLock { $0.result() }
+    }
+
     public func rebuildRollups(env: TelemetryEnvironment) async throws -> RollupRebuildResult {
         try await databases[env].rebuildRollups()
     }
@@ -70,6 +82,20 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
             if let found = try await databases[env].incident(id: id) { return found }
         }
         return nil
+    }
+
+    public func incidents(_ query: IncidentQuery) async throws -> IncidentPage {
+        try await databases[query.env].incidents(query)
+    }
+
+    public func findDevices(_ lookup: DeviceLookup) async throws -> DeviceLookupResult {
+        try await databases[lookup.env].findDevices(lookup)
+    }
+
+    public func devices(usedBy identity: String, env: TelemetryEnvironment, since: Int64?, until: Int64?, limit: Int) async throws
+        -> [String]
+    {
+        try await databases[env].devices(usedBy: identity.lowercased(), since: since, until: until, limit: limit)
     }
 
     public func latestID(env: TelemetryEnvironment) async throws -> Int64 {

@@ -153,6 +153,26 @@ enum StoreSchema {
             // (see BatchTimeIndex); filled from the rows already stored.
             try db.execute(sql: BatchTimeIndex.schema)
         }
+        m.registerMigration("v7-device-index") { db in
+            // Every (app, device) with stored records and when it was first and last received,
+            // for lookups by case-insensitive id, prefix and nearest ids (see DeviceSightings);
+            // a store created before it gets it from its records here. Incidents are listed
+            // newest first by the time they arrived.
+            try db.execute(
+                sql: """
+                    CREATE TABLE device_index (
+                      device TEXT NOT NULL,
+                      app TEXT NOT NULL,
+                      deviceLower TEXT NOT NULL,
+                      firstSeen INTEGER NOT NULL,
+                      lastSeen INTEGER NOT NULL,
+                      PRIMARY KEY (device, app)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX device_index_lower ON device_index(deviceLower);
+                    CREATE INDEX incident_created ON incident(createdAt);
+                    """)
+            try EnvironmentDatabase.rebuildDeviceIndex(db)
+        }
         return m
     }
 }

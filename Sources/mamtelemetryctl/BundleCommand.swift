@@ -21,7 +21,10 @@ struct BundleCommand: AsyncParsableCommand {
         @OptionGroup var server: ServerOptions
         @Option(help: "Incident id a user quoted (MAM-XXXX-XXXX).") var incident: String?
         @Option(help: "Device id.") var device: String?
-        @Option(help: "User identity (UPN), case-insensitive.") var identity: String?
+        @Option(help: "User identity (UPN), case-insensitive; includes the logs of the devices the user used in the window.")
+        var identity: String?
+        @Flag(help: "With --identity: only the records that name the identity, not its devices' other records.")
+        var noDevices = false
         @Option(help: "App bundle id.") var app: String?
         @Option(help: "Session id.") var session: String?
         /// Without `--since`/`--until` the window is the incident's, else the last 24 h.
@@ -49,7 +52,7 @@ struct BundleCommand: AsyncParsableCommand {
                 + queryString(
                     [
                         ("incident", incident), ("device", device), ("identity", identity), ("app", app), ("session", session),
-                    ] + time.pairs + [("env", env), ("format", format.rawValue)])
+                    ] + time.pairs + [("env", env), ("format", format.rawValue), ("expand", noDevices ? "none" : nil)])
             let request = client.request(.GET, path, accept: format.contentType)
             let response = try await HTTPClient.shared.execute(request, timeout: .hours(24))
             guard response.status.code == 200 else {
@@ -145,8 +148,14 @@ enum BundleReportPrinter {
         let counts = m["counts"] as? [String: Any] ?? [:]
         let redaction = m["redaction"] as? [String: Any] ?? [:]
         let values = redaction["valuesRedacted"] as? [String: Any] ?? [:]
-        var out = [
-            "scope:     \(scope.joined(separator: ", ")) (\(request["env"] as? String ?? "?"))",
+        var out = ["scope:     \(scope.joined(separator: ", ")) (\(request["env"] as? String ?? "?"))"]
+        if let device = request["storyDevice"] as? String {
+            out.append("story:     device \(device) around the upload, with every record the user shared")
+        }
+        if let devices = request["identityDevices"] as? [String], !devices.isEmpty {
+            out.append("devices:   the user's, with their logs: \(devices.joined(separator: ", "))")
+        }
+        out += [
             "window:    \(request["since"] as? String ?? "?") .. \(request["until"] as? String ?? "?")"
                 + ((request["windowDefaulted"] as? Bool) == true ? " (defaults applied)" : ""),
             "records:   " + counts.keys.sorted().map { "\($0) \(counts[$0] ?? 0)" }.joined(separator: ", "),

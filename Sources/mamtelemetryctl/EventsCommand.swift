@@ -28,6 +28,12 @@ struct EventsCommand: AsyncParsableCommand {
         case .table:
             print(Table.render(Self.rows(events)))
             if let next = page["nextCursor"] as? String { print("more: --cursor \(next)") }
+            let legend = StatusLegend.lines(
+                for: events.compactMap { e in
+                    ((e["data"] as? [String: Any])?["statusCode"] ?? e["statusCode"]) as? Int
+                })
+            if !legend.isEmpty { print("\n" + legend.joined(separator: "\n")) }
+            for note in SearchNotes.lines(page, kind: "events", empty: events.isEmpty) { print(note) }
         }
     }
 

@@ -13,21 +13,92 @@ struct BundleContentTests {
     let since = BundleFixture.window.0
     let until = BundleFixture.window.1
 
-    @Test func incidentBundleHoldsExactlyTheIncidentRecords() async throws {
+    /// An incident asked for alone is the device's story: its telemetry and logs from two days
+    /// before the upload to an hour after, plus every record of the upload, wherever its time.
+    @Test func incidentBundleTellsTheDevicesStoryAroundTheUpload() async throws {
         let f = try BundleFixture()
         try await f.fill()
+        let t = BundleFixture.t0
+        let h = BundleFixture.hour
+        try await f.append(
+            "d1-later", [BundleFixture.log(.error, "long after the upload", at: t + 6 * h, device: "D1", identity: "")], kind: .log)
+        try await f.append(
+            "d1-days-before", [BundleFixture.log(.error, "three days before", at: t - 72 * h, device: "D1", identity: "")], kind: .log)
+        try await f.append(
+            "shared-old",
+            [
+                BundleFixture.log(
+                    .warning, "an old line the user shared", at: t - 72 * h, device: "D1", identity: "", incident: BundleFixture.incidentID)
+            ],
+            kind: .log)
         let archive = try await f.bundle(BundleRequest(incident: "mam-7k2q-9xpf"))
-        #expect(try archive.recordKeys() == f.ids["incident-logs"])
+        let expected = ["alice-events", "alice-logs", "incident-logs", "shared-old"].reduce(into: Set<String>()) {
+            $0.formUnion(f.ids[$1]!)
+        }
+        #expect(try archive.recordKeys() == expected)
         let incident = try JSONSerialization.jsonObject(with: Data(try archive.member("incident.json").utf8)) as! [String: Any]
         #expect(incident["id"] as? String == BundleFixture.incidentID)
         let manifest = try archive.manifest()
         let request = manifest["request"] as! [String: Any]
-        // Default window: the incident's first..last record widened by an hour each side.
-        #expect(
-            request["since"] as? String
-                == Timestamp.format(milliseconds: BundleFixture.t0 + 2 * BundleFixture.hour + 30 * BundleFixture.minute))
+        // Default window: two days before the upload (its first shared record) to an hour after.
+        #expect(request["since"] as? String == Timestamp.format(milliseconds: t + 3 * h + 30 * BundleFixture.minute - 48 * h))
+        #expect(request["until"] as? String == Timestamp.format(milliseconds: t + 5 * h))
         #expect(request["windowDefaulted"] as? Bool == true)
-        #expect((manifest["counts"] as! [String: Int]) == ["telemetry": 0, "logs": 2])
+        #expect((manifest["counts"] as! [String: Int]) == ["telemetry": 4, "logs": 5])
+
+        let timeline = try archive.member("timeline.txt")
+        if ProcessInfo.processInfo.environment["PRINT_TIMELINE"] != nil { print(timeline) }
+        #expect(timeline.contains("incident MAM-7K2Q-9XPF, device D1 from 2 days before the upload to 1 hour after"), "\(timeline)")
+        #expect(timeline.contains("Enrollment: 2 calls, 1 succeeded, 1 failed."))
+        #expect(
+            timeline.contains("AccountNotLicensed (200) x1: The user's tenant uses app protection, but the user has no Intune license."))
+        #expect(timeline.contains("-> AccountNotLicensed: The user's tenant uses app protection"))
+        #expect(timeline.contains("-> next step: Assign an Intune license to the user"))
+        #expect(timeline.contains("UPLOAD          MAM-7K2Q-9XPF: the user shared 2 log records with support"))
+        #expect(timeline.contains("-> the user wrote: \"[withheld: "), "the description is withheld without pii: \(timeline)")
+        #expect(timeline.contains("enrollment state unknown for user-") && timeline.contains("(shared in MAM-7K2Q-9XPF)"))
+        // The upload sits in time order: after the shared error (3 h 40 min), before nothing later.
+        let upload = try #require(timeline.range(of: "UPLOAD  "))
+        let sharedError = try #require(timeline.range(of: "enrollment state unknown"))
+        #expect(sharedError.lowerBound < upload.lowerBound)
+        #expect(!timeline.contains(BundleFixture.alice.lowercased()) && !timeline.contains("cannot open mail"))
+
+        // With pii the user's own words are there.
+        let pii = try await f.bundle(BundleRequest(incident: BundleFixture.incidentID, piiAllowed: true))
+        #expect(try pii.member("timeline.txt").contains("-> the user wrote: \"cannot open mail, call \(BundleFixture.alice)\""))
+        await f.close()
+    }
+
+    /// A user's bundle holds the device logs (no identity) of the devices the user used in the
+    /// window, never those of another user's device, and says which devices it widened to.
+    @Test func identityBundleIncludesTheLogsOfTheUsersDevices() async throws {
+        let f = try BundleFixture()
+        try await f.fill()
+        let t = BundleFixture.t0
+        try await f.append(
+            "d1-anonymous",
+            [BundleFixture.log(.error, "device log without identity", at: t + 2 * BundleFixture.minute, device: "D1", identity: "")],
+            kind: .log)
+        try await f.append(
+            "d2-anonymous", [BundleFixture.log(.error, "bob's device log", at: t + 2 * BundleFixture.minute, device: "D2", identity: "")],
+            kind: .log)
+        let story = try await f.bundle(BundleRequest(identity: "ALICE.smith@contoso.com", since: since, until: until))
+        let expected = ["alice-events", "alice-logs", "incident-logs", "d1-anonymous"].reduce(into: Set<String>()) {
+            $0.formUnion(f.ids[$1]!)
+        }
+        #expect(try story.recordKeys() == expected)
+        #expect(try story.member("timeline.txt").contains("with the logs of its devices D1"))
+        let own = try await f.bundle(BundleRequest(identity: "alice.smith@contoso.com", since: since, until: until, expandIdentity: false))
+        #expect(try own.recordKeys() == expected.subtracting(f.ids["d1-anonymous"]!))
+        await f.close()
+    }
+
+    /// An incident combined with another scope is narrowed by it, as before: the upload's records.
+    @Test func incidentWithADeviceHoldsTheUploadsRecordsOnly() async throws {
+        let f = try BundleFixture()
+        try await f.fill()
+        let archive = try await f.bundle(BundleRequest(incident: BundleFixture.incidentID, device: "D1"))
+        #expect(try archive.recordKeys() == f.ids["incident-logs"])
         await f.close()
     }
 

@@ -5,7 +5,9 @@ import Testing
 /// Diagnostic bundles end to end (issue 5, SPEC §6): the built daemon, the built
 /// `mamtelemetryctl bundle`, and the system's `unzip`/`tar` as the independent reader.
 @Suite(.serialized) struct BundleIntegrationTests {
-    @Test func incidentBundleHasExactlyTheIncidentsRecordsAndOpensWithUnzip() async throws {
+    /// An incident bundle tells the device's story: its telemetry and logs from two days before
+    /// the upload to an hour after, and every record the user shared.
+    @Test func incidentBundleHasTheDevicesStoryAndOpensWithUnzip() async throws {
         let fleet = try await BundleFleet.start()
         defer { fleet.cleanUp() }
         // No -o: the default name lands in the working directory.
@@ -15,9 +17,14 @@ import Testing
         let archive = try #require(names.first { $0.hasPrefix("mam-bundle-\(fleet.incident)-") && $0.hasSuffix("Z.zip") })
         let path = fleet.workDirectory.appendingPathComponent(archive).path
         #expect(!names.contains { $0.hasSuffix(".part") })
+        let device = fleet.devices[0]
+        let expectedLogs = try await fleet.ids("/v1/logs?device=\(device)", member: "logs")
+            .union(try await fleet.ids("/v1/logs?incident=\(fleet.incident)", member: "logs"))
+        let expectedEvents = try await fleet.ids("/v1/events?device=\(device)", member: "events")
+        #expect(expectedLogs.count == 5 && expectedEvents.count == 3)
         for line in [
-            "saved \(archive)", "scope:     incident \(fleet.incident) (prod)", "records:   logs 3, telemetry 0",
-            "redaction: ON", "requested: by support-bundle (token", "checksums: OK", "  ok  timeline.txt",
+            "saved \(archive)", "scope:     incident \(fleet.incident) (prod)", "story:     device \(device) around the upload",
+            "records:   logs 5, telemetry 3", "redaction: ON", "requested: by support-bundle (token", "checksums: OK", "  ok  timeline.txt",
         ] {
             #expect(run.stdout.contains(line), "summary lacks '\(line)':\n\(run.stdout)")
         }
@@ -28,12 +35,12 @@ import Testing
                 "manifest.json", "telemetry.ndjson", "logs.ndjson", "timeline.txt", "summary.json", "incident.json",
             ]))
 
-        let expectedLogs = try await fleet.ids("/v1/logs?incident=\(fleet.incident)", member: "logs")
-        #expect(expectedLogs.count == 3)
         #expect(BundleFleet.ids(members["logs.ndjson"]) == expectedLogs)
-        #expect(BundleFleet.ids(members["telemetry.ndjson"]).isEmpty)
+        #expect(BundleFleet.ids(members["telemetry.ndjson"]) == expectedEvents)
         let timeline = String(decoding: members["timeline.txt"] ?? [], as: UTF8.self)
         #expect(timeline.contains("PolicyEndPointNetworkFailure"))
+        #expect(timeline.contains("-> next step: Check the device's network, proxy and firewall access"), "\(timeline)")
+        #expect(timeline.contains("UPLOAD          \(fleet.incident): the user shared 3 log records with support"), "\(timeline)")
         // On a terminal (a pty from util-linux `script`) the download shows a progress line on stderr.
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/script") {
             let out = fleet.workDirectory.appendingPathComponent("tty.zip").path

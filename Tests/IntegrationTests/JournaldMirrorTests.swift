@@ -243,15 +243,17 @@ struct JournaldMirrorTests {
         return try #require(section.split(separator: "\n").first { $0.hasPrefix("Subject: ") }.map(String.init))
     }
 
-    /// `journalctl -D <journal> -x MESSAGE_ID=<id>` with `database` (or none) as the
-    /// catalog, in a private mount namespace.
-    static func explain(_ harness: JournaldHarness, database: URL?, messageID: String = startedID) throws -> JournaldHarness.Output {
+    /// `journalctl -D <journal> -x MESSAGE_ID=<id>` (or `match`) with `database` (or none) as
+    /// the catalog, in a private mount namespace.
+    static func explain(
+        _ harness: JournaldHarness, database: URL?, messageID: String = startedID, match: String? = nil
+    ) throws -> JournaldHarness.Output {
         let script = """
             set -e
             mount -t tmpfs -o mode=0755 tmpfs /var/lib/systemd
             mkdir -p /var/lib/systemd/catalog
             if [ -n "$1" ]; then cp "$1" /var/lib/systemd/catalog/database; fi
-            exec journalctl -D "$2" -x --no-pager MESSAGE_ID=\(messageID)
+            exec journalctl -D "$2" -x --no-pager \(match ?? "MESSAGE_ID=\(messageID)")
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")

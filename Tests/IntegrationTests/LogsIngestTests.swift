@@ -290,10 +290,10 @@ final class ControlProcess: @unchecked Sendable {
     private var output = Data()
     private var errors = Data()
 
-    /// Starts `mamtelemetryctl <arguments>` against `daemon` (its URL and admin token).
-    init(_ arguments: [String], daemon: DaemonProcess) throws {
+    /// Starts `mamtelemetryctl <arguments>` against `daemon` (its URL, and `token` or its admin token).
+    init(_ arguments: [String], daemon: DaemonProcess, token: String? = nil) throws {
         process.executableURL = Self.binary
-        process.arguments = arguments + ["--url", daemon.baseURL, "--token", daemon.adminToken ?? ""]
+        process.arguments = arguments + ["--url", daemon.baseURL, "--token", token ?? daemon.adminToken ?? ""]
         var env = ProcessInfo.processInfo.environment
         env["NO_COLOR"] = "1"
         process.environment = env
@@ -346,8 +346,10 @@ final class ControlProcess: @unchecked Sendable {
     }
 
     /// Runs `mamtelemetryctl <arguments>` to completion.
-    static func run(_ arguments: [String], daemon: DaemonProcess) async throws -> (status: Int32?, output: String, errors: String) {
-        let ctl = try ControlProcess(arguments, daemon: daemon)
+    static func run(_ arguments: [String], daemon: DaemonProcess, token: String? = nil) async throws -> (
+        status: Int32?, output: String, errors: String
+    ) {
+        let ctl = try ControlProcess(arguments, daemon: daemon, token: token)
         let status = try await ctl.waitForExit()
         return (status, ctl.standardOutput, ctl.standardError)
     }

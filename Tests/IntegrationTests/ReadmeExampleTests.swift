@@ -35,11 +35,34 @@ import Testing
                 environment: ["MAMTELEMETRY_URL": d.baseURL, "MAMTELEMETRY_TOKEN": d.adminToken ?? "", "PATH": path, "NO_COLOR": "1"])
             #expect(run.status == 0, "README block failed (\(run.status)):\n\(block)\n--- stdout\n\(run.stdout)\n--- stderr\n\(run.stderr)")
             // What the README says the commands print, they print.
-            if block.contains("/v1/telemetry") {
+            if block.contains("/v1/telemetry"), !block.contains("bundle --incident") {
                 #expect(run.stdout.contains(#""accepted":2"#), "\(run.stdout)")
                 #expect(run.stdout.contains("AppLaunch") && run.stdout.contains("EnrollmentCall"), "\(run.stdout)")
                 #expect(run.stdout.contains("[Enrollment] token expired"), "\(run.stdout)")
                 #expect(run.stdout.contains(#""eventId":"e-2""#), "the ndjson example: \(run.stdout)")
+            }
+            // The support engineer's walk-through tells the story it promises.
+            if block.contains("bundle --incident") {
+                for expected in [
+                    "The app says I am not licensed",  // incidents: what the user wrote (admin token: pii)
+                    "Enrollment failed: the account has no Intune license",  // her device's log, in her view
+                    "with the records of the devices they used: 4F0E2A1B-7C3D-4E5F-8A9B-0C1D2E3F4A5B",
+                    "AccountNotLicensed (200): The user's tenant uses app protection, but the user has no Intune license.",
+                    "Assign an Intune license to the user",
+                    "device 4f0e2a1b: matched 4F0E2A1B-7C3D-4E5F-8A9B-0C1D2E3F4A5B",
+                    "nearest ids: 4F0E2A1B-7C3D-4E5F-8A9B-0C1D2E3F4A5B",
+                    "story:     device 4F0E2A1B-7C3D-4E5F-8A9B-0C1D2E3F4A5B around the upload",
+                    "checksums: OK", "UPLOAD          MAM-", "(shared in MAM-",
+                    "-> next step: Assign an Intune license to the user",
+                    "100.0% of 1",  // stats apps: the rate beside its volume
+                ] {
+                    #expect(run.stdout.contains(expected), "walk-through output lacks '\(expected)':\n\(run.stdout)")
+                }
+                // --around keeps the level filter: the info line is not in the moment's view.
+                let afterCodes = run.stdout.components(separatedBy: "200   AccountNotLicensed").last ?? ""
+                let moment = afterCodes.components(separatedBy: "device 4f0e2a1b: matched").first ?? ""
+                #expect(moment.contains("Enrollment failed") && moment.contains("No policy cached"), "\(moment)")
+                #expect(!moment.contains("Next enrollment attempt"), "\(moment)")
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Systemd
+import TelemetryModel
 import Testing
 
 /// `systemd/mamtelemetryd.catalog` must compile with journald's own catalog tool and
@@ -35,18 +36,49 @@ struct CatalogTests {
             let parts = line.split(separator: " ", maxSplits: 1)
             if parts.count == 2 { listed[String(parts[0])] = String(parts[1]) }
         }
-        #expect(listed.count == DaemonMessageID.allCases.count)
-        for id in DaemonMessageID.allCases {
-            let subject = try #require(listed[id.id], "no catalog entry for \(id)")
+        let ids = DaemonMessageID.allCases.map(\.id) + EnrollmentFailureMessageID.all
+        #expect(listed.count == ids.count)
+        for id in ids {
+            let subject = try #require(listed[id], "no catalog entry for \(id)")
             #expect(subject.hasPrefix("mamtelemetryd: "), "\(id): Defined-By must be mamtelemetryd")
         }
 
-        let dump = try runProcess(
-            "/usr/bin/journalctl", ["--root=\(root.path)", "--dump-catalog"] + DaemonMessageID.allCases.map(\.id))
+        let dump = try runProcess("/usr/bin/journalctl", ["--root=\(root.path)", "--dump-catalog"] + ids)
         #expect(dump.status == 0)
         let entries = dump.standardOutput.components(separatedBy: "\n-- ").count
-        #expect(entries == DaemonMessageID.allCases.count)
-        #expect(dump.standardOutput.components(separatedBy: "Support: ").count - 1 == DaemonMessageID.allCases.count)
+        #expect(entries == ids.count)
+        #expect(dump.standardOutput.components(separatedBy: "Support: ").count - 1 == ids.count)
+    }
+
+    /// One entry per enrollment failure code, saying what the code means and what support does
+    /// next in the words of `EnrollmentStatus.all`, so `journalctl -x` explains the daemon's
+    /// failed-enrollment entries the way the API and the CLI do.
+    @Test("the catalog explains every enrollment failure code as EnrollmentStatus.all does")
+    func enrollmentFailureCodesAreExplained() throws {
+        let text = try String(contentsOf: Self.catalog, encoding: .utf8)
+        let expected = EnrollmentFailureCatalog.section()
+        let start = text.range(of: EnrollmentFailureCatalog.begin)
+        let end = text.range(of: EnrollmentFailureCatalog.end)
+        var current: String?
+        if let start, let end, start.lowerBound < end.upperBound {
+            current = String(text[start.lowerBound..<end.upperBound]) + "\n"
+        }
+        if current != expected, ProcessInfo.processInfo.environment["MAMTELEMETRY_UPDATE_CATALOG"] == "1" {
+            let kept = current.map { text.replacingOccurrences(of: $0, with: "") } ?? text
+            try (kept.trimmingCharacters(in: .newlines) + "\n\n" + expected).write(to: Self.catalog, atomically: true, encoding: .utf8)
+            return
+        }
+        #expect(current == expected, "systemd/mamtelemetryd.catalog is out of date: rerun with MAMTELEMETRY_UPDATE_CATALOG=1")
+        for code in EnrollmentFailureMessageID.documentedCodes {
+            guard let e = EnrollmentStatus.explanation(of: code) else {
+                Issue.record("no explanation of \(code)")
+                continue
+            }
+            #expect(!e.succeeded)
+            #expect(
+                expected.contains("-- \(EnrollmentFailureMessageID.id(for: code))\nSubject: Enrollment failed with \(e.name) (\(code))"))
+            #expect(expected.contains("Next step: \(e.nextStep)"))
+        }
     }
 
     /// Every `.messageID(.case)` call site in `Sources/`, by the id it sends.
@@ -80,7 +112,10 @@ struct CatalogTests {
         for (id, files) in emitted where !headers.contains(id) {
             Issue.record("\(files.joined(separator: ", ")) send MESSAGE_ID \(id), which the catalog does not explain")
         }
-        for id in headers where emitted[id] == nil {
+        // The failed-enrollment entries carry their code's id (EnrollmentFailureMessageID),
+        // checked against the table above rather than against call sites.
+        let enrollment = Set(EnrollmentFailureMessageID.all)
+        for id in headers where emitted[id] == nil && !enrollment.contains(id) {
             Issue.record("the catalog explains \(id), which no call site sends")
         }
         #expect(Set(DaemonMessageID.allCases.map(\.id)) == Set(emitted.keys), "every DaemonMessageID case is sent somewhere")

@@ -37,7 +37,7 @@ struct IngestHarness: Sendable {
     ///   - adjust: changes to the configuration (journal mirroring is off unless set here).
     ///   - hooks: the daemon's extra wiring (a journal mirror over a test sink, say).
     static func run(
-        faults: any CommitFaultInjector = NoCommitFaults(), live: Bool = false,
+        faults: any CommitFaultInjector = NoCommitFaults(), clock: any WallClock = SystemWallClock(), live: Bool = false,
         parent: URL = FileManager.default.temporaryDirectory,
         adjust: @Sendable (inout ServerConfiguration) -> Void = { _ in },
         hooks: @Sendable (DaemonComponents, Logger) -> ApplicationHooks = { _, _ in ApplicationHooks() },
@@ -49,11 +49,12 @@ struct IngestHarness: Sendable {
         var configuration = ServerConfiguration()
         configuration.dataDirectory = dir
         configuration.journalMirror = false
+        // Live: a real server on a port of its own, for streamed answers (follow) read as they come.
         if live { configuration.port = 0 }
         adjust(&configuration)
         let logger = Logger(label: "ingest-tests")
         let components = try DaemonComponents(
-            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(),
+            configuration: configuration, clock: clock, metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(),
             commitFaults: faults, logger: logger)
         let (_, admin) = try await components.tokens.create(name: "test admin", scopes: [.admin], apps: [], now: 0)
         let app = buildApplication(components: components, hooks: hooks(components, logger), logger: logger)

@@ -43,7 +43,11 @@ import Testing
         "GET /v1/bundles": "bundle", "GET /v1/incidents/{id}/bundle": "bundle",
         "GET /v1/apps": "admin", "PUT /v1/apps/{appId}": "admin", "DELETE /v1/apps/{appId}": "admin",
         "GET /v1/tokens": "admin", "POST /v1/tokens": "admin", "DELETE /v1/tokens/{id}": "admin",
-        "GET /v1/whoami": "read", "GET /v1/pseudonyms": "pii", "GET /console": "open", "GET /console/{asset}": "open",
+        "GET /v1/whoami": "read", "GET /v1/status-codes": "read", "GET /v1/devices": "read", "GET /v1/incidents": "read",
+        "GET /v1/stats/apps": "read",
+        "GET /v1/pseudonyms": "pii",
+        "GET /console": "open",
+        "GET /console/{asset}": "open",
     ]
 
     @Test func everyRouteInTheRoutersTableDeclaredItsAccess() async throws {

@@ -219,9 +219,12 @@ import Testing
             #expect(text.contains(#"mamtelemetry_store_size_bytes{env="prod"}"#))
             #expect(text.contains("process_resident_memory_bytes "))
             #expect(text.contains("process_open_fds "))
-            // App ids are labels only of the drop counter (bounded: the first 20 apps, then `other`).
+            // App ids are labels only of the drop counter and the per-app fleet series (bounded:
+            // AppMetricsTests), never of the other domain families.
+            let perApp: [MetricName] = [.recordsDropped, .appEnrollmentCalls, .appEnrollmentFailures, .appLaunchesByApp]
             let withApp = text.split(separator: "\n").filter { $0.contains("com.contoso") }
-            #expect(withApp.allSatisfy { $0.hasPrefix("mamtelemetry_records_dropped_total{") }, "\(withApp)")
+            #expect(withApp.allSatisfy { line in perApp.contains { line.hasPrefix($0.rawValue + "{") } }, "\(withApp)")
+            #expect(withApp.contains { $0.hasPrefix(MetricName.appEnrollmentCalls.rawValue + "{") })
             // Every family has HELP and TYPE.
             let types = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.count
             let helps = text.split(separator: "\n").filter { $0.hasPrefix("# HELP ") }.count

@@ -114,17 +114,18 @@ import Testing
             return (events.records.map(\.keys.time), logs.records.map(\.keys.time))
         }
 
-        // Room for three of the four batches: the verbose-only one goes, though it is newer.
-        try await sweep(maxBytes: 790_000)
+        // Room for three of the four batches (about 200 KiB each, plus the schema's pages): the
+        // verbose-only one goes, though it is newer.
+        try await sweep(maxBytes: 800_000)
         var now3 = try await left()
         #expect(now3.logs == [10, 11, 12, 13], "verbose logs were not deleted first: \(now3)")
         #expect(now3.events == [0, 1, 2, 3, 30, 31, 32, 33])
         // Room for two: the info logs go before any event.
-        try await sweep(maxBytes: 590_000)
+        try await sweep(maxBytes: 600_000)
         now3 = try await left()
         #expect(now3.logs.isEmpty && now3.events == [0, 1, 2, 3, 30, 31, 32, 33], "\(now3)")
         // Room for one: the oldest events go, the newest stay.
-        try await sweep(maxBytes: 390_000)
+        try await sweep(maxBytes: 400_000)
         now3 = try await left()
         #expect(now3.events == [30, 31, 32, 33], "\(now3)")
         await f.close()

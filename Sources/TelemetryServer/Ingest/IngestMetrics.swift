@@ -1,5 +1,6 @@
 import Metrics
 import TelemetryModel
+import TelemetryStore
 
 /// Collector-side ingest counters, labelled by kind, environment and route. Labels stay
 /// low-cardinality: no app, device or identity values (drops and rejections are counted by
@@ -7,10 +8,13 @@ import TelemetryModel
 struct IngestMetrics: Sendable {
     let factory: any MetricsFactory
     let domain: DomainMetrics
+    /// The per-app series the domain alerts read (bounded `app` label); nil without a registry.
+    let apps: AppMetrics?
 
-    init(factory: any MetricsFactory) {
+    init(factory: any MetricsFactory, registry: AppRegistry? = nil) {
         self.factory = factory
         domain = DomainMetrics(factory: factory)
+        apps = registry.map { AppMetrics(factory: factory, registry: $0) }
     }
 
     func accepted(_ n: Int, kind: RecordKind, env: TelemetryEnvironment) {

@@ -1,4 +1,5 @@
 import Logging
+import Systemd
 import TelemetryModel
 import TelemetryStore
 
@@ -22,6 +23,9 @@ struct IngestPipeline: Sendable {
     let drops: DropCounter
     let metrics: IngestMetrics
     let logger: Logger
+    /// Failed enrollment calls for the journal (one entry per app, code and minute); nil when
+    /// the daemon runs without a journal mirror.
+    var enrollmentFailures: EnrollmentFailureDigest? = nil
 
     /// Binds, rate-limits, routes and stores a decoded batch. Every ingest route comes
     /// through here, so the caller's app binding and the privacy flags apply to every record.
@@ -87,7 +91,15 @@ struct IngestPipeline: Sendable {
         let duplicatesByApp = outcome.duplicateIndices.reduce(into: [:]) { $0[list[$1].keys.appId, default: 0] += 1 }
         drops.dropped(.duplicate, kind: kind, byApp: duplicatesByApp, receivedAt: receivedAt)
         // Fleet dashboards count the events stored now, not the retried duplicates.
-        if kind == .event { metrics.domain.recordStored(list, duplicateIndices: outcome.duplicateIndices, env: env) }
+        if kind == .event {
+            metrics.domain.recordStored(list, duplicateIndices: outcome.duplicateIndices, env: env)
+            metrics.apps?.recordStored(list, duplicateIndices: outcome.duplicateIndices, env: env)
+            if let enrollmentFailures, outcome.stored > 0 {
+                let skip = Set(outcome.duplicateIndices)
+                enrollmentFailures.add(
+                    list.indices.lazy.filter { !skip.contains($0) }.map { list[$0].keys }, env: env, receivedAt: receivedAt)
+            }
+        }
         if kind == .log, outcome.stored > 0 {
             let skip = Set(outcome.duplicateIndices)
             mirror.mirror(skip.isEmpty ? list : list.enumerated().filter { !skip.contains($0.offset) }.map(\.element), env: env)

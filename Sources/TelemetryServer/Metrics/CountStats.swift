@@ -14,6 +14,8 @@ struct CountStats: Encodable {
 
     struct Bucket: Encodable {
         var start: String
+        /// The window covers only part of this bucket (see `EnrollmentStats.Bucket.partial`).
+        var partial: Bool
         var total: Int
         var counts: [String: Int]
     }
@@ -61,7 +63,10 @@ struct CountStatsBuilder {
             window: parameters.window, event: event, groupedBy: groupedBy, total: total, counts: regroup(counts),
             buckets: buckets.keys.sorted().map { start in
                 let c = buckets[start]!
-                return .init(start: Timestamp.format(milliseconds: start), total: c.values.reduce(0, +), counts: regroup(c))
+                return .init(
+                    start: Timestamp.format(milliseconds: start), partial: parameters.isPartial(bucketStart: start),
+                    total: c.values.reduce(0, +),
+                    counts: regroup(c))
             })
     }
 }

@@ -20,6 +20,8 @@ struct DropStats: Encodable {
 
     struct Bucket: Encodable {
         var start: String
+        /// The window covers only part of this bucket (see `EnrollmentStats.Bucket.partial`).
+        var partial: Bool
         var dropped: [String: Int]
         var rejected: [String: Int]
     }
@@ -35,7 +37,10 @@ struct DropStats: Encodable {
         var buckets: [Int64: Bucket] = [:]
         for (key, n) in counts {
             let start = p.bucketStart(key.hour)
-            var bucket = buckets[start] ?? Bucket(start: Timestamp.format(milliseconds: start), dropped: [:], rejected: [:])
+            var bucket =
+                buckets[start]
+                ?? Bucket(
+                    start: Timestamp.format(milliseconds: start), partial: p.isPartial(bucketStart: start), dropped: [:], rejected: [:])
             switch key.outcome {
             case .dropped:
                 dropped[key.reason, default: 0] += n

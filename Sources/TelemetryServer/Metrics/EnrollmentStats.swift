@@ -94,6 +94,9 @@ struct EnrollmentStats: Encodable {
 
     struct Bucket: Encodable {
         var start: String
+        /// The window covers only part of this bucket (typically the current one, still
+        /// filling): its counts are not comparable with whole buckets.
+        var partial: Bool
         var total: EnrollmentSummary
         var byOperation: [String: EnrollmentSummary]
     }
@@ -164,7 +167,8 @@ struct EnrollmentStatsBuilder {
             }
             total.merge(bucketTotal)
             return EnrollmentStats.Bucket(
-                start: Timestamp.format(milliseconds: start), total: bucketTotal.summary(),
+                start: Timestamp.format(milliseconds: start), partial: parameters.isPartial(bucketStart: start),
+                total: bucketTotal.summary(),
                 byOperation: operations.mapValues { $0.summary() })
         }
         return EnrollmentStats(
@@ -173,6 +177,13 @@ struct EnrollmentStatsBuilder {
 }
 
 extension StatsParameters {
+    /// Whether the window covers only part of the bucket starting at `start`: it begins before
+    /// `since` or ends after `until` (the current bucket, while `until` is now).
+    func isPartial(bucketStart start: Int64) -> Bool {
+        let (end, overflow) = start.addingReportingOverflow(interval)
+        return start < since || overflow || end - 1 > until
+    }
+
     /// The store filters by time window; the app filter and the exact bounds apply here.
     func includes(_ k: RecordKeys) -> Bool {
         if let app, k.appId != app { return false }

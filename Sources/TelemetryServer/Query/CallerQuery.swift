@@ -34,7 +34,7 @@ struct CallerQuery: Sendable {
     /// Every parameter name a route of the API takes.
     static let vocabulary: Set<String> = [
         "env", "app", "device", "session", "identity", "name", "statusCode", "level", "incident", "since", "until", "contains",
-        "order", "limit", "cursor", "follow", "interval", "source", "format",
+        "order", "limit", "cursor", "follow", "interval", "source", "format", "around", "span", "expand", "tail", "match",
     ]
 
     private init(values: [String: String], identity: Identity?) {

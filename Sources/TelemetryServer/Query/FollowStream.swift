@@ -87,7 +87,7 @@ struct FollowStream: Sendable {
                         try await writer.write(ByteBuffer(string: serverSentEvents ? ": keep-alive\n\n" : "\n"))
                     case .commit(let notice):
                         guard notice.env == query.env, notice.kinds.contains(query.kind), notice.lastId > lastSeen else { continue }
-                        var next = query
+                        var next = query.liveTail
                         next.order = .asc
                         next.limit = 1000
                         // Never past what the notice says is complete: on ClickHouse a newer
@@ -132,10 +132,10 @@ struct FollowStream: Sendable {
         for r in records {
             if serverSentEvents {
                 out.append(contentsOf: "id: \(r.id)\nevent: \(query.kind.rawValue)\ndata: ".utf8)
-                out.append(contentsOf: RecordRendering.render(r))
+                out.append(contentsOf: RecordRendering.renderFollowed(r))
                 out.append(contentsOf: "\n\n".utf8)
             } else {
-                out.append(contentsOf: RecordRendering.render(r))
+                out.append(contentsOf: RecordRendering.renderFollowed(r))
                 out.append(0x0A)
             }
         }

@@ -21,10 +21,14 @@ struct PageStream: Sendable {
     /// Bytes gathered before the first write (small: the first byte leaves early) and each later one.
     var firstChunk = 16 << 10
     var chunk = 256 << 10
+    /// A JSON page's `search` member (what was searched, `SearchDescription`), written after
+    /// the records; nil leaves it out.
+    var search: [UInt8]?
 
     func response() async throws -> Response {
         let (chunks, output) = AsyncThrowingStream<ByteBuffer, any Error>.makeStream()
         let query = self.query
+        let search = self.search
         let cursor: Int64? = try await withCheckedThrowingContinuation { ready in
             let gatherer = PageGatherer(
                 ndjson: ndjson, prefix: ndjson ? [] : Array("{\"\(member)\":[".utf8), firstChunk: firstChunk, chunk: chunk,
@@ -35,7 +39,7 @@ struct PageStream: Sendable {
             Task {
                 do {
                     let next = try await store.scan(query, announcePageEnd: ndjson) { gatherer.take($0) }
-                    gatherer.finish(next: next, tail: ndjson ? [] : Self.jsonTail(next, query: query))
+                    gatherer.finish(next: next, tail: ndjson ? [] : Self.jsonTail(next, query: query, search: search))
                 } catch {
                     gatherer.fail(error)
                 }
@@ -52,10 +56,11 @@ struct PageStream: Sendable {
             })
     }
 
-    /// `],"nextCursor":...}` closing a JSON page.
-    static func jsonTail(_ next: Int64?, query: RecordQuery) -> [UInt8] {
+    /// `],"nextCursor":...,"search":...}` closing a JSON page.
+    static func jsonTail(_ next: Int64?, query: RecordQuery, search: [UInt8]? = nil) -> [UInt8] {
         var out = Array("],\"nextCursor\":".utf8)
         out += next.map { JSONWriter.quoted(Cursor.encode(after: $0, for: query)) } ?? Array("null".utf8)
+        if let search { out += Array(",\"search\":".utf8) + search }
         out += Array("}\n".utf8)
         return out
     }

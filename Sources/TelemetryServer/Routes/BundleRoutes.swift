@@ -56,16 +56,37 @@ struct BundleRoutes: Sendable {
             }
             format = f
         }
+        var expand = true
+        if let raw = value("expand")?.lowercased() {
+            guard raw == "devices" || raw == "none" else {
+                throw APIError.badRequest("invalid_parameter", "'expand' must be devices or none, not '\(raw)'")
+            }
+            expand = raw == "devices"
+        }
+        let visibility = RecordVisibility(principal: principal, pseudonymizer: pseudonymizer)
         var bundleRequest = BundleRequest(
-            incident: incident ?? value("incident"), device: value("device"), app: value("app"), session: value("session"),
-            since: try time("since"), until: try time("until"), env: env, format: format, caller: Self.caller(principal),
-            piiAllowed: RecordVisibility(principal: principal, pseudonymizer: pseudonymizer).piiAllowed)
+            incident: incident ?? value("incident"), device: value("device"), app: value("app"), session: value("session"), since: try time("since"), until: try time("until"),
+            env: env, format: format, caller: Self.caller(principal), piiAllowed: visibility.piiAllowed, expandIdentity: expand)
         switch context.query.identity {
         case .identity(let upn): bundleRequest.identity = upn
         case .pseudonym(let p): bundleRequest.identityPseudonym = p
         case nil: break
         }
         bundleRequest.apps = context.readableApps
+        if let device = bundleRequest.device {
+            // Typed by hand: resolved as the query API does; a device with no records is refused
+            // with the nearest ids rather than answered with an empty archive.
+            let resolution = try await DeviceResolution.resolve(
+                device, env: env ?? .prod, app: bundleRequest.app, store: store, visibility: visibility)
+            if resolution.match == .none {
+                let near = (resolution.suggestions ?? []).map(\.deviceId)
+                throw APIError(
+                    .notFound, code: "unknown_device",
+                    message: "no records of device '\(visibility.clientString(device))' in \((env ?? .prod).rawValue)"
+                        + (near.isEmpty ? "" : "; nearest ids: \(near.joined(separator: ", "))"))
+            }
+            bundleRequest.device = resolution.searched
+        }
         let builder = BundleBuilder(
             store: store, pseudonymizer: pseudonymizer,
             temporaryDirectory: temporaryDirectory, daemonVersion: DaemonVersion.current)

@@ -115,6 +115,10 @@ enum OpenAPIDocument {
                 - $ref: '#/components/parameters/Cursor'
                 - $ref: '#/components/parameters/Order'
                 - $ref: '#/components/parameters/Follow'
+                - $ref: '#/components/parameters/Tail'
+                - $ref: '#/components/parameters/Expand'
+                - $ref: '#/components/parameters/Around'
+                - $ref: '#/components/parameters/Span'
               responses:
                 '200':
                   description: A page of log records (or, with follow=true, a stream)
@@ -126,6 +130,7 @@ enum OpenAPIDocument {
                         properties:
                           logs: {type: array, items: {$ref: '#/components/schemas/StoredRecord'}}
                           nextCursor: {type: string, nullable: true}
+                          search: {$ref: '#/components/schemas/SearchDescription'}
                     application/x-ndjson:
                       schema: {type: string}
                     text/event-stream:
@@ -172,6 +177,10 @@ enum OpenAPIDocument {
                 - $ref: '#/components/parameters/Cursor'
                 - $ref: '#/components/parameters/Order'
                 - $ref: '#/components/parameters/Follow'
+                - $ref: '#/components/parameters/Tail'
+                - $ref: '#/components/parameters/Expand'
+                - $ref: '#/components/parameters/Around'
+                - $ref: '#/components/parameters/Span'
               responses:
                 '200':
                   description: A page of events (or, with follow=true, a stream)
@@ -183,10 +192,41 @@ enum OpenAPIDocument {
                         properties:
                           events: {type: array, items: {$ref: '#/components/schemas/StoredRecord'}}
                           nextCursor: {type: string, nullable: true}
+                          search: {$ref: '#/components/schemas/SearchDescription'}
                     application/x-ndjson:
                       schema: {type: string}
                     text/event-stream:
                       schema: {type: string}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+          /v1/incidents:
+            get:
+              tags: [query]
+              summary: Diagnostic uploads (incidents), newest first
+              description: |
+                Which incidents came in: newest first by the time the upload arrived, a page at a time. Each
+                names its app, device, user (a pseudonym without the `pii` scope), the first line of what the user
+                wrote (withheld without `pii`: `descriptionWithheld` says so) and how many records they shared.
+              parameters:
+                - $ref: '#/components/parameters/Env'
+                - {name: since, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Arrived at or after (RFC 3339, epoch ms or relative)'}
+                - {name: until, in: query, allowEmptyValue: true, schema: {type: string}, description: Arrived at or before}
+                - $ref: '#/components/parameters/App'
+                - $ref: '#/components/parameters/Device'
+                - {name: limit, in: query, allowEmptyValue: true, schema: {type: integer, minimum: 1, maximum: 1000}, description: 'Incidents per page (default 50)'}
+                - $ref: '#/components/parameters/Cursor'
+              responses:
+                '200':
+                  description: A page of incidents
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [incidents, nextCursor]
+                        properties:
+                          incidents: {type: array, items: {$ref: '#/components/schemas/IncidentSummary'}}
+                          nextCursor: {type: string, nullable: true}
                 '400': {$ref: '#/components/responses/Error'}
                 '401': {$ref: '#/components/responses/Error'}
                 '403': {$ref: '#/components/responses/Error'}
@@ -234,6 +274,7 @@ enum OpenAPIDocument {
                 - $ref: '#/components/parameters/Since'
                 - $ref: '#/components/parameters/Until'
                 - {name: format, in: query, allowEmptyValue: true, schema: {type: string, enum: [zip, tar.gz]}}
+                - $ref: '#/components/parameters/Expand'
               responses:
                 '200': {$ref: '#/components/responses/Bundle'}
                 '400': {$ref: '#/components/responses/Error'}
@@ -254,10 +295,37 @@ enum OpenAPIDocument {
                    description: 'rollups (default) answers whole hours from the hourly rollups when the interval is whole hours; records reads every record (same answer while the records are kept, slower)'}
               responses: &statsResponses
                 '200':
-                  description: Buckets of aggregates
+                  description: |
+                    Buckets of aggregates (`buckets[].start`); each bucket says `partial: true` when the window
+                    covers only part of it (typically the current one, still filling), so it is not read as a drop.
                   content:
                     application/json:
                       schema: {type: object}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+          /v1/stats/apps:
+            get:
+              tags: [stats]
+              summary: Per app, the support lead's table, compared with the period of the same length before
+              description: |
+                One row per app: every app of the registry and every app that sent events in the window or the
+                period before it (the list to pick apps from). Enrollment calls with their failure rate beside the
+                volume, the previous period's figures and the change, devices and users with a failed call, each
+                status code with its calls, share and the distinct devices and users it reached (counted from the
+                window's records, so within retention), and app launches with the previous period. Apps with the
+                most failed calls first. Default window: the last 24 h.
+              parameters:
+                - $ref: '#/components/parameters/Env'
+                - $ref: '#/components/parameters/App'
+                - $ref: '#/components/parameters/Since'
+                - $ref: '#/components/parameters/Until'
+              responses:
+                '200':
+                  description: The table
+                  content:
+                    application/json:
+                      schema: {$ref: '#/components/schemas/AppFleetStats'}
                 '400': {$ref: '#/components/responses/Error'}
                 '401': {$ref: '#/components/responses/Error'}
                 '403': {$ref: '#/components/responses/Error'}
@@ -472,6 +540,60 @@ enum OpenAPIDocument {
                             items: {type: string}
                 '401': {$ref: '#/components/responses/Error'}
                 '403': {$ref: '#/components/responses/Error'}
+          /v1/devices:
+            get:
+              tags: [query]
+              summary: The devices a typed id may mean (exact, ignoring case, by prefix, or the nearest ids)
+              description: |
+                For a search box and for clients that follow a device: looked up in the store's index of
+                distinct devices, so it stays cheap on a big store. Device and app ids appear as this caller may
+                see them (personal data in an id is pseudonymized without the `pii` scope).
+              parameters:
+                - {name: match, in: query, required: true, schema: {type: string, minLength: 1}, description: 'The id, or its first characters (three or more), any case'}
+                - $ref: '#/components/parameters/Env'
+                - $ref: '#/components/parameters/App'
+                - {name: limit, in: query, allowEmptyValue: true, schema: {type: integer, minimum: 1, maximum: 100}, description: 'Most devices listed (default 10)'}
+              responses:
+                '200':
+                  description: What the text resolves to
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [match, env, resolution, devices, truncated, suggestions]
+                        properties:
+                          match: {type: string}
+                          env: {type: string, enum: [prod, ppe]}
+                          resolution: {type: string, enum: [exact, caseInsensitive, prefix, ambiguous, none]}
+                          devices: {type: array, items: {$ref: '#/components/schemas/DeviceSummary'}}
+                          truncated: {type: boolean, description: More devices matched than limit}
+                          suggestions: {type: array, items: {$ref: '#/components/schemas/DeviceSummary'}, description: 'When nothing matched: the nearest ids, best first'}
+                '400': {$ref: '#/components/responses/Error'}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
+          /v1/status-codes:
+            get:
+              tags: [query]
+              summary: Every enrollment status code the SDK documents, explained for support
+              description: |
+                The SDK's IntuneMAMEnrollmentStatus list (1xx success, 2xx failure) with each code's name, a
+                one-line meaning and the next step for a support engineer, plus the SDK's rhythm (a failed
+                enrollment is retried after `retryAfterFailureHours`, an enrolled app checks in every
+                `policyCheckInHours`). Codes not listed here are unknown to the daemon and shown as numbers.
+              responses:
+                '200':
+                  description: The status codes, in code order
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [statusCodes, retryAfterFailureHours, policyCheckInHours]
+                        properties:
+                          statusCodes: {type: array, items: {$ref: '#/components/schemas/StatusCodeExplanation'}}
+                          retryAfterFailureHours: {type: integer}
+                          policyCheckInHours: {type: integer}
+                '401': {$ref: '#/components/responses/Error'}
+                '403': {$ref: '#/components/responses/Error'}
           /console:
             get:
               tags: [console]
@@ -592,8 +714,18 @@ enum OpenAPIDocument {
             ContentEncoding: {name: Content-Encoding, in: header, schema: {type: string, enum: [identity, gzip, deflate]}}
             Env: {name: env, in: query, allowEmptyValue: true, schema: {type: string, enum: [prod, ppe]}}
             App: {name: app, in: query, allowEmptyValue: true, schema: {type: string}}
-            Device: {name: device, in: query, allowEmptyValue: true, schema: {type: string}}
+            Device:
+              name: device
+              in: query
+              allowEmptyValue: true
+              schema: {type: string}
+              description: |
+                Device id as typed: the exact id, else the one id equal ignoring case, else the one id starting
+                with it (from three characters). Several candidates: 400 `ambiguous_device` with `candidates`.
+                None: searched as typed (queries answer what was searched and the nearest ids in `search`;
+                bundles answer 404 `unknown_device` naming them).
             Identity: {name: identity, in: query, allowEmptyValue: true, schema: {type: string}, description: 'A user pseudonym (user-…, as a token without pii is shown identities), or with the pii scope also a UPN, matched case-insensitively; a UPN from a token without pii is refused with 403'}
+
             Session: {name: session, in: query, allowEmptyValue: true, schema: {type: string}}
             Incident: {name: incident, in: query, allowEmptyValue: true, schema: {type: string}, description: Incident id like MAM-7K2Q-9XPF}
             Since: {name: since, in: query, allowEmptyValue: true, schema: {type: string}, description: 'RFC 3339, epoch ms, or relative like -15m, -2h, -7d'}
@@ -602,7 +734,33 @@ enum OpenAPIDocument {
             Limit: {name: limit, in: query, allowEmptyValue: true, schema: {type: integer, minimum: 1, maximum: 10000}}
             Cursor: {name: cursor, in: query, allowEmptyValue: true, schema: {type: string}}
             Order: {name: order, in: query, allowEmptyValue: true, schema: {type: string, enum: [asc, desc]}}
-            Follow: {name: follow, in: query, allowEmptyValue: true, schema: {type: boolean}}
+            Follow:
+              name: follow
+              in: query
+              allowEmptyValue: true
+              schema: {type: boolean}
+              description: |
+                Like `journalctl -f`: the newest `tail` matches first (oldest of them first), then every new match
+                in arrival order. The window (`since`, `until`, `around`) chooses the first records only: once the
+                stream runs it filters by arrival, so a record a device uploads late is delivered whatever its
+                device time. Every streamed record carries `arrivalDelayMs`.
+            Tail: {name: tail, in: query, allowEmptyValue: true, schema: {type: integer, minimum: 0, maximum: 1000}, description: 'With follow: how many of the newest matches to start with (default 10; else `limit` when given)'}
+            Expand:
+              name: expand
+              in: query
+              allowEmptyValue: true
+              schema: {type: string, enum: [devices, none]}
+              description: |
+                With `identity`: `devices` (the default) tells the user's story, the identity's own records plus
+                the records without an identity (device logs) of the devices the identity used in the window;
+                records of those devices naming another identity stay out. `none`: the identity's records only.
+            Around:
+              name: around
+              in: query
+              allowEmptyValue: true
+              schema: {type: string}
+              description: 'A moment (RFC 3339, epoch ms or relative): the window is around ± span; not with since/until'
+            Span: {name: span, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Half-width of the around window, 1s to 7d (default 2m)'}
           responses:
             Ingested:
               description: Accepted (durable)
@@ -703,6 +861,10 @@ enum OpenAPIDocument {
                 rejected:
                   type: array
                   items: {$ref: '#/components/schemas/LineError'}
+                candidates:
+                  description: 'With `ambiguous_device`: the devices the typed id may mean'
+                  type: array
+                  items: {$ref: '#/components/schemas/DeviceSummary'}
             LineError:
               type: object
               required: [line, error]
@@ -786,6 +948,7 @@ enum OpenAPIDocument {
                 receivedAt: {type: string, format: date-time}
                 env: {type: string, enum: [prod, ppe]}
                 statusName: {type: string}
+                arrivalDelayMs: {type: integer, minimum: 0, description: 'Follow streams only: receive time minus the device time, in ms (how late it arrived)'}
               additionalProperties: true
             Incident:
               type: object
@@ -826,6 +989,138 @@ enum OpenAPIDocument {
                 apps: {type: array, items: {type: string}}
                 createdAt: {type: integer}
                 revoked: {type: boolean}
+            StatusCodeExplanation:
+              type: object
+              required: [code, name, succeeded, meaning, nextStep]
+              properties:
+                code: {type: integer}
+                name: {type: string, description: 'Symbolic name, e.g. AccountNotLicensed'}
+                succeeded: {type: boolean, description: 'true for 1xx codes, false for 2xx'}
+                meaning: {type: string, description: 'What the SDK reported, in one line'}
+                nextStep: {type: string, description: 'What support does about it, in one line'}
+            DeviceSummary:
+              type: object
+              required: [deviceId, apps, firstSeen, lastSeen]
+              properties:
+                deviceId: {type: string}
+                apps: {type: array, items: {type: string}}
+                firstSeen: {type: string, format: date-time, description: 'First record received (to the hour)'}
+                lastSeen: {type: string, format: date-time, description: 'Last record received (to the hour)'}
+            SearchDescription:
+              description: What a record query searched, so an empty page explains itself.
+              type: object
+              required: [kind, env, filters]
+              properties:
+                kind: {type: string, enum: [events, logs]}
+                env: {type: string, enum: [prod, ppe]}
+                device:
+                  type: object
+                  required: [asked, searched, match]
+                  properties:
+                    asked: {type: string}
+                    searched: {type: string, description: The device id searched (the resolved one)}
+                    match: {type: string, enum: [exact, caseInsensitive, prefix, none]}
+                    suggestions: {type: array, items: {$ref: '#/components/schemas/DeviceSummary'}}
+                identity:
+                  type: object
+                  required: [identity, expanded, devices, devicesTruncated]
+                  properties:
+                    identity: {type: string, description: The identity as this caller may see it (a pseudonym without pii)}
+                    expanded: {type: boolean}
+                    devices: {type: array, items: {type: string}, description: The devices the identity used in the window}
+                    devicesTruncated: {type: boolean}
+                since: {type: string, format: date-time}
+                until: {type: string, format: date-time}
+                around: {type: string, format: date-time}
+                span: {type: string}
+                filters: {type: object, additionalProperties: {type: string}}
+            IncidentSummary:
+              type: object
+              required: [id, guid, env, appId, descriptionWithheld, records, createdAt]
+              properties:
+                id: {type: string}
+                guid: {type: string}
+                env: {type: string, enum: [prod, ppe]}
+                appId: {type: string}
+                deviceId: {type: string}
+                identity: {type: string, description: A pseudonym without the pii scope}
+                description: {type: string, description: 'The first line of what the user wrote; withheld text without pii'}
+                descriptionWithheld: {type: boolean, description: 'true when description is withheld from this caller (a pii token shows it)'}
+                records: {type: integer, description: Log records the user shared}
+                createdAt: {type: string, format: date-time, description: When the upload arrived}
+                firstTime: {type: string, format: date-time}
+                lastTime: {type: string, format: date-time}
+            StatsPeriod:
+              type: object
+              required: [env, since, until]
+              properties:
+                env: {type: string, enum: [prod, ppe]}
+                since: {type: string, format: date-time}
+                until: {type: string, format: date-time}
+            AppFleetStats:
+              type: object
+              required: [window, previousWindow, apps, reachTruncated]
+              properties:
+                window: {$ref: '#/components/schemas/StatsPeriod'}
+                previousWindow: {$ref: '#/components/schemas/StatsPeriod'}
+                reachTruncated: {type: boolean, description: 'Distinct devices and users past the tracking cap were not counted (lower bounds)'}
+                apps:
+                  type: array
+                  items:
+                    type: object
+                    required: [appId, registered, enrollment, launches]
+                    properties:
+                      appId: {type: string}
+                      registered: {type: boolean}
+                      flags:
+                        type: object
+                        properties:
+                          telemetryDisabled: {type: boolean}
+                          usePPE: {type: boolean}
+                          verboseLogging: {type: boolean}
+                      enrollment:
+                        type: object
+                        required: [calls, succeeded, failed, devicesFailing, usersFailing, previous, change, statusCodes]
+                        properties:
+                          calls: {type: integer}
+                          succeeded: {type: integer}
+                          failed: {type: integer}
+                          failureRate: {type: number, description: 'failed / (succeeded + failed); absent without an outcome'}
+                          devicesFailing: {type: integer}
+                          usersFailing: {type: integer}
+                          previous:
+                            type: object
+                            required: [calls, failed]
+                            properties:
+                              calls: {type: integer}
+                              failed: {type: integer}
+                              failureRate: {type: number}
+                          change:
+                            type: object
+                            properties:
+                              calls: {type: number, description: 'Relative change of the calls (0.25 = 25% more)'}
+                              failureRate: {type: number, description: 'Difference of the failure rates (0.05 = 5 points worse)'}
+                          statusCodes:
+                            type: array
+                            items:
+                              type: object
+                              required: [calls, share, devices, users, previousCalls]
+                              properties:
+                                statusCode: {type: integer}
+                                name: {type: string}
+                                success: {type: boolean}
+                                calls: {type: integer}
+                                share: {type: number}
+                                devices: {type: integer}
+                                users: {type: integer}
+                                previousCalls: {type: integer}
+                      launches:
+                        type: object
+                        required: [count, previous]
+                        properties:
+                          count: {type: integer}
+                          previous: {type: integer}
+                          change: {type: number}
 
         """#
 }

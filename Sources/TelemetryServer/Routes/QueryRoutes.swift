@@ -22,19 +22,26 @@ struct QueryRoutes: Sendable {
 
     func records(_ request: Request, _ context: AppRequestContext, kind: RecordKind, member: String) async throws -> Response {
         let visibility = RecordVisibility(principal: context.principal, pseudonymizer: pseudonymizer)
-        let (query, follow) = try QueryParameters.parse(
-            context.query, kind: kind, now: clock.nowMilliseconds(), visibility: visibility, apps: context.readableApps)
+        let now = clock.nowMilliseconds()
+        var (query, follow) = try QueryParameters.parse(
+            context.query, kind: kind, now: now, visibility: visibility, apps: context.readableApps)
+        let search = try await SearchScope.apply(to: &query, parameters: context.query, store: store, visibility: visibility, now: now)
         let accept = request.headers[.accept]?.lowercased() ?? ""
+        // Checked on every request, so a malformed `tail` is refused with or without follow.
+        let tail = try FollowBacklog.size(tail: context.query.value("tail"), limit: context.query.value("limit"))
         if follow {
             // Only a token the store knows is re-checked (with auth off, the caller is no token).
             let access = context.principal.flatMap { p in
                 tokens.token(id: p.id).map { _ in FollowAccess(tokens: tokens, opened: p, scope: .read) }
             }
+            query.limit = tail
             return FollowStream(store: store, query: query, serverSentEvents: accept.contains("text/event-stream"), access: access)
                 .response()
         }
         let ndjson = accept.contains("application/x-ndjson") || accept.contains("application/x-json-stream")
-        return try await PageStream(store: store, query: query, member: member, ndjson: ndjson).response()
+        var page = PageStream(store: store, query: query, member: member, ndjson: ndjson)
+        page.search = JSONEncoding.bytes(search)
+        return try await page.response()
     }
 
     func incident(_ context: AppRequestContext) async throws -> Response {

@@ -1,0 +1,50 @@
+import Hummingbird
+import Privacy
+import Synchronization
+import TelemetryModel
+import TelemetryStore
+
+/// `GET /v1/stats/apps`: the per-app table of a support lead's fleet page and the list of
+/// apps to pick from (the registry's and every app seen), over a window (default the last
+/// 24 h) compared with the period of the same length before it. Counts come from the hourly
+/// rollups where hours are whole (as `/v1/stats/*`); distinct devices and users per status
+/// code from the window's records (retention limits them to what is kept).
+struct FleetRoutes: Sendable {
+    let store: any RecordStore
+    let registry: AppRegistry
+    let clock: any WallClock
+    let pseudonymizer: Pseudonymizer
+
+    func register(on api: APIRoutes) {
+        api.requiring(.read).get("/v1/stats/apps") { request, context in
+            let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
+            let length = p.until.subtractingReportingOverflow(p.since).partialValue.addingReportingOverflow(1).partialValue
+            var before = p
+            before.until = p.since.subtractingReportingOverflow(1).overflow ? .min : p.since - 1
+            let (previousSince, overflow) = p.since.subtractingReportingOverflow(length)
+            before.since = overflow ? .min : previousSince
+            let current = try await counts(p)
+            let previous = try await counts(before)
+            let reach = try await store.enrollmentReach(env: p.env, since: p.since, until: p.until, app: p.app)
+            let visibility = RecordVisibility(principal: context.principal, pseudonymizer: pseudonymizer)
+            let entries = registry.all().filter { p.app == nil || $0.appId == p.app }
+            func period(_ q: StatsParameters) -> AppFleetStats.Period {
+                .init(env: q.env.rawValue, since: Timestamp.format(milliseconds: q.since), until: Timestamp.format(milliseconds: q.until))
+            }
+            return try Response.json(
+                AppFleetStats(
+                    current: current, previous: previous, reach: reach, registry: entries, window: period(p),
+                    previousWindow: period(before),
+                    shown: visibility.clientString))
+        }
+    }
+
+    /// Launches and enrollment calls per app over `p`'s window.
+    func counts(_ p: StatsParameters) async throws -> AppCounts {
+        let box = Mutex(AppCounts(since: p.since, until: p.until, app: p.app))
+        for name in [EventName.appLaunch, EventName.enrollmentCall] {
+            try await store.eventStats(p.eventScan(name)) { input in box.withLock { $0.add(input) } }
+        }
+        return box.withLock { $0 }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import TelemetryModel
+import TestSupport
+import Testing
+
+@testable import ClickHouseStore
+@testable import TelemetryStore
+
+/// The support engineer's reads on the ClickHouse backend answer as the embedded store does:
+/// forgiving device lookups, a user's devices, and the user's-story filter.
+@Suite(.serialized, .enabled(if: PrivateClickHouse.isInstalled)) struct ClickHouseSupportQueryTests {
+    @Test func lookupsAndTheUsersStoryMatchTheEmbeddedStore() async throws {
+        let f = try await ClickHouseStoreFixture(database: "support")
+        let reference = try ClickHouseRecordStoreTests.Reference()
+        defer { Task { await reference.close() } }
+        let t0 = ClickHouseRecordStoreTests.t0
+        let devices = ["4F0E2A1B-AAAA", "4f0e9999-bbbb", "DEV-ONE", "dev-one", "phone-jane", "ipad-shared"]
+        var events: [DecodedRecord] = []
+        for (i, device) in devices.enumerated() {
+            let identity = device == "phone-jane" ? "Jane@Contoso.com" : device == "ipad-shared" ? "bob@contoso.com" : ""
+            events.append(
+                Records.event(app: i % 2 == 0 ? "com.a" : "com.b", device: device, identity: identity, time: t0 + Int64(i) * 1000))
+            events.append(Records.event(app: "com.a", device: device, time: t0 + Int64(i) * 1000 + 1))
+        }
+        let logs = devices.map { Records.log(app: "com.a", device: $0, level: .error, time: t0 + 500, message: "log of \($0)") }
+        for (kind, records) in [(RecordKind.event, events), (.log, logs)] {
+            try await f.append(records, kind: kind, receivedAt: t0)
+            _ = try await reference.store.append(records, kind: kind, env: .prod, receivedAt: t0, incident: nil)
+        }
+        for text in ["4f0e", "4F0E2A", "dev-one", "DEV-ONE", "Dev-One", "phone", "4F0E2A1C", "zz", "ipad-shared-x"] {
+            let lookup = DeviceLookup(text: text, env: .prod, limit: 5)
+            let got = try await f.store.findDevices(lookup)
+            let want = try await reference.store.findDevices(lookup)
+            #expect(got.exact?.deviceId == want.exact?.deviceId, "\(text)")
+            #expect(got.matches.map(\.deviceId) == want.matches.map(\.deviceId), "\(text)")
+            #expect(got.matches.map { Set($0.apps) } == want.matches.map { Set($0.apps) }, "\(text)")
+            #expect(got.near.map(\.deviceId) == want.near.map(\.deviceId), "\(text)")
+        }
+        let used = try await f.store.devices(usedBy: "JANE@contoso.com", env: .prod, since: nil, until: nil, limit: 10)
+        #expect(used == ["phone-jane"])
+        var story = RecordQuery(kind: .log, identity: "jane@contoso.com", limit: 100, order: .asc)
+        story.identityDevices = Set(used)
+        let got = try await f.store.query(story).records.map(\.keys.deviceId)
+        let want = try await reference.store.query(story).records.map(\.keys.deviceId)
+        #expect(got == ["phone-jane"] && got == want)
+        await f.close()
+    }
+
+    /// Distinct devices and users per app and status code, and among failed calls, as the
+    /// embedded store counts them from its records.
+    @Test func enrollmentReachMatchesTheEmbeddedStore() async throws {
+        let f = try await ClickHouseStoreFixture(database: "reach")
+        let reference = try ClickHouseRecordStoreTests.Reference()
+        defer { Task { await reference.close() } }
+        let t0 = ClickHouseRecordStoreTests.t0
+        var random = SeededRandom(seed: 0x2EAC)
+        let calls = (0..<300).map { i in
+            Records.event(
+                app: random.pick(["com.a", "com.b"]), device: random.pick(["", "d1", "d2", "d3", "d4"]),
+                identity: random.pick(["", "u1@x.com", "U2@x.com"]), name: random.below(5) == 0 ? "AppLaunch" : "EnrollmentCall",
+                time: t0 + Int64(i) * 1000, statusCode: random.pick([100, 200, 225, nil]), succeeded: random.pick([nil, true, false]))
+        }
+        try await f.append(calls, receivedAt: t0)
+        _ = try await reference.store.append(calls, kind: .event, env: .prod, receivedAt: t0, incident: nil)
+        for app in [nil, "com.b"] {
+            let got = try await f.store.enrollmentReach(env: .prod, since: t0 + 20_000, until: t0 + 250_000, app: app)
+            let want = try await reference.store.enrollmentReach(env: .prod, since: t0 + 20_000, until: t0 + 250_000, app: app)
+            #expect(got == want)
+            #expect(!want.byCode.isEmpty && !want.failingByApp.isEmpty)
+        }
+        await f.close()
+    }
+
+    /// Incidents come newest first from ClickHouse (every collector's) merged with the spool's.
+    @Test func incidentPagesAnswerFromClickHouseAndTheSpool() async throws {
+        let f = try await ClickHouseStoreFixture(database: "incidents")
+        let t0 = ClickHouseRecordStoreTests.t0
+        var ids: [String] = []
+        for i in 0..<7 {
+            let id = IncidentID.random().value
+            let incident = Incident(
+                id: id, guid: UUID().uuidString.lowercased(), env: .prod, appId: i % 2 == 0 ? "com.a" : "com.b", deviceId: "dev-\(i % 3)",
+                sessionId: nil, identity: nil, description: "note \(i)", createdAt: t0 + Int64(i / 2) * 1000, recordCount: 1,
+                firstTime: nil,
+                lastTime: nil)
+            _ = try await f.spool.append(
+                [Records.log(app: incident.appId, device: incident.deviceId!, level: .error, time: t0, message: "m\(i)")], kind: .log,
+                env: .prod, receivedAt: incident.createdAt, incident: incident)
+            ids.append(id)
+        }
+        let expected = { (keep: (Int) -> Bool) in
+            (0..<7).filter(keep).map { (t0 + Int64($0 / 2) * 1000, ids[$0]) }.sorted { $0 > $1 }.map(\.1)
+        }
+        _ = try await f.store.incidents(IncidentQuery())  // waits for shipping (the fence)
+        // A collector with an empty spool reads ClickHouse alone.
+        let other = try ClickHouseRecordStoreTests.Reference()
+        defer { Task { await other.close() } }
+        let remote = ClickHouseRecordStore(spool: other.store, client: f.client, clock: SystemWallClock(), metrics: f.metrics)
+        for store in [f.store, remote] as [any RecordStore] {
+            for (query, keep) in [
+                (IncidentQuery(limit: 3), { (_: Int) in true }), (IncidentQuery(app: "com.b", limit: 3), { $0 % 2 == 1 }),
+            ] {
+                var q = query
+                var seen: [String] = []
+                while true {
+                    let page = try await store.incidents(q)
+                    seen += page.incidents.map(\.id)
+                    guard let next = page.next, seen.count < 20 else { break }
+                    q.after = next
+                }
+                #expect(seen == expected(keep))
+            }
+        }
+        await f.close()
+    }
+}

@@ -46,7 +46,9 @@ public enum TextExport {
             } else if text.utf8.allSatisfy(TextLogLine.isBlank) {
                 if current != nil { blanks.append(text) }
             } else if var entry = current {
-                let added = (blanks + [text]).joined(separator: "\n")
+                // Released first, so the message is grown in place rather than copied per line.
+                current = nil
+                let added = blanks.isEmpty ? text : (blanks + [text]).joined(separator: "\n")
                 if entry.message.utf8.count + 1 + added.utf8.count > maxEntryBytes {
                     entries.append(entry)
                     entry.line = lineNo

@@ -35,6 +35,8 @@ public enum TextLogLine {
 
     /// The entry a line starts, or nil when it starts none.
     public static func header(_ line: Substring) -> Header? {
+        // Most continuation lines fail here, before their bytes are copied.
+        guard line.utf8.count >= 19, let first = line.utf8.first, isDigit(first) else { return nil }
         let b = Array(line.utf8)
         guard let (time, afterTime) = timestamp(b) else { return nil }
         var i = afterTime

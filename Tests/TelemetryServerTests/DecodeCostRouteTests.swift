@@ -37,7 +37,8 @@ import Testing
     }
 
     @Test func aRequestPastTheValueCapIs413AndStoresNothing() async throws {
-        try await IngestHarness.run(configure: { $0.decodeLimits.maxValuesPerRequest = 20_000 }) { h in
+        let configure: (inout ServerConfiguration) -> Void = { $0.decodeLimits.maxValuesPerRequest = 20_000 }
+        try await IngestHarness.run(configure: configure) { h in
             let refused = try await h.post(
                 "/v1/logs", bytes: try Self.emptyArrays(records: 100, values: 300), contentType: "application/x-protobuf")
             #expect(refused.status == .contentTooLarge)

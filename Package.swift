@@ -154,7 +154,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Tests/TestSupport"),
-        .testTarget(name: "TelemetryModelTests", dependencies: ["TelemetryModel", "TestSupport"]),
+        /// A second, independent reading of console-export text: the oracle of the text-export
+        /// property test and of the `FuzzTextLog` fuzzer (the Fuzz package links it too).
+        .target(name: "TextExportReference", dependencies: ["TelemetryModel"], path: "Tests/TextExportReference"),
+        .testTarget(name: "TelemetryModelTests", dependencies: ["TelemetryModel", "TestSupport", "TextExportReference"]),
         .testTarget(name: "CompressionTests", dependencies: ["Compression"]),
         .testTarget(
             name: "OTLPTests",

@@ -7,7 +7,8 @@ import PackageDescription
 /// library targets. Instead this package compiles the same sources: `scripts/fuzz.sh` links
 /// `Sources/TelemetryModel`, `Sources/Compression`, `Sources/InfoPlist` and `Sources/CZlib` here (SwiftPM wants
 /// target paths inside the package root; `Sources/OTLP` too, whose only outside dependency is
-/// the SwiftProtobuf runtime, and `Sources/Privacy`, whose only one is swift-crypto). Build only with `scripts/fuzz.sh`, which passes
+/// the SwiftProtobuf runtime, and `Sources/Privacy`, whose only one is swift-crypto), and the test oracle
+/// `Tests/TextExportReference`. Build only with `scripts/fuzz.sh`, which passes
 /// `-sanitize=fuzzer,address` and keeps the build in `Fuzz/.build`, apart from the root's.
 let package = Package(
     name: "MamTelemetryFuzz",
@@ -21,6 +22,7 @@ let package = Package(
         .target(name: "TelemetryModel", path: "Sources/TelemetryModel"),
         .target(name: "Compression", dependencies: ["CZlib"], path: "Sources/Compression"),
         .target(name: "InfoPlist", dependencies: ["TelemetryModel"], path: "Sources/InfoPlist"),
+        .target(name: "TextExportReference", dependencies: ["TelemetryModel"], path: "Sources/TextExportReference"),
         .target(
             name: "OTLP", dependencies: ["TelemetryModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             path: "Sources/OTLP", exclude: ["Generated/README.md"]),
@@ -29,7 +31,7 @@ let package = Package(
 
         // One executable per parser: `LLVMFuzzerTestOneInput` plus a main that runs libFuzzer's driver.
         .executableTarget(name: "FuzzEventDecoder", dependencies: ["CLibFuzzer", "TelemetryModel"]),
-        .executableTarget(name: "FuzzTextLog", dependencies: ["CLibFuzzer", "TelemetryModel"]),
+        .executableTarget(name: "FuzzTextLog", dependencies: ["CLibFuzzer", "TelemetryModel", "TextExportReference"]),
         .executableTarget(name: "FuzzContentDecoding", dependencies: ["CLibFuzzer", "Compression"]),
         .executableTarget(name: "FuzzPlist", dependencies: ["CLibFuzzer", "InfoPlist"]),
         .executableTarget(name: "FuzzOTLP", dependencies: ["CLibFuzzer", "OTLP", "TelemetryModel"]),

@@ -99,8 +99,9 @@ public struct LogRecordDecoder {
         return (records, rejected)
     }
 
-    /// Console-export text: every non-blank line becomes a record; lines whose timestamp or
-    /// level cannot be read are kept as `info` with their raw text, never dropped.
+    /// Console-export text: one record per entry (`TextExport`: a line with a leading
+    /// timestamp and the lines that continue it); text before the first entry is kept as
+    /// `info` records with the raw text, never dropped.
     public func decodeText(body: [UInt8], defaults: LogDefaults, receivedAt: Int64) throws -> (
         records: [DecodedRecord], rejected: [LineError]
     ) {
@@ -108,28 +109,17 @@ public struct LogRecordDecoder {
             throw RequestLimitError.missingParameter(
                 name: "app", hint: "text/plain logs need the app id: pass ?app=<bundle id> or the X-MAM-App-Id header")
         }
-        var records: [DecodedRecord] = []
-        var rejected: [LineError] = []
-        var lineNo = 0
-        for rawLine in body.split(separator: 0x0A, omittingEmptySubsequences: false) {
-            lineNo += 1
-            var line = String(decoding: rawLine, as: UTF8.self)
-            if line.hasSuffix("\r") { line.removeLast() }
-            if line.allSatisfy(\.isWhitespace) { continue }
-            if rawLine.count > limits.maxLineBytes {
-                rejected.append(LineError(line: lineNo, error: "line is longer than the limit maxLineBytes=\(limits.maxLineBytes)"))
-                continue
-            }
-            if records.count + rejected.count >= limits.maxRecordsPerRequest {
-                throw RequestLimitError.tooManyRecords(
-                    limit: limits.maxRecordsPerRequest, held: nil, advice: RequestLimitError.splitAdvice)
-            }
-            let parsed = TextLogLine.parse(line)
+        let (entries, rejected) = TextExport.entries(body, maxEntryBytes: limits.maxLineBytes)
+        if entries.count + rejected.count > limits.maxRecordsPerRequest {
+            throw RequestLimitError.tooManyRecords(
+                limit: limits.maxRecordsPerRequest, held: entries.count + rejected.count, advice: RequestLimitError.splitAdvice)
+        }
+        let records = entries.map { entry in
             var record = build(
-                time: parsed.time ?? receivedAt, level: parsed.level, message: parsed.message,
-                component: parsed.component, defaults: defaults)
-            record.line = lineNo
-            records.append(record)
+                time: entry.time ?? receivedAt, level: entry.level, message: entry.message, component: entry.component,
+                defaults: defaults)
+            record.line = entry.line
+            return record
         }
         return (records, rejected)
     }

@@ -118,7 +118,8 @@ import Testing
     }
 
     @Test func aBoundReadTokenSeesOnlyItsAppsOnEveryReadRoute() async throws {
-        try await AccessTestDaemon.run(configure: { $0.auth.metricsRequireToken = true }) { daemon, client in
+        let configure: (inout ServerConfiguration) -> Void = { $0.auth.metricsRequireToken = true }
+        try await AccessTestDaemon.run(configure: configure) { daemon, client in
             let seeded = try await Self.seed(daemon, client)
             for apps in [[Self.mine], [Self.mine, Self.third]] {
                 let (token, secret) = try await daemon.components.tokens.create(

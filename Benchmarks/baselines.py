@@ -185,9 +185,13 @@ def cmd_bundle(url, device, since):
 
 
 def auth_headers():
-    # The daemon wrote its first-start admin token into the data directory bench.sh exported.
-    token_path = os.path.join(os.environ.get("MAMTELEMETRY_DATA_DIR", "data"), "admin.token")
+    # BENCH_TOKEN reads as another caller (a token without pii, say); otherwise the daemon's
+    # first-start admin token from the data directory bench.sh exported.
     headers = {"Accept": "application/json"}
+    if os.environ.get("BENCH_TOKEN"):
+        headers["Authorization"] = "Bearer " + os.environ["BENCH_TOKEN"]
+        return headers
+    token_path = os.path.join(os.environ.get("MAMTELEMETRY_DATA_DIR", "data"), "admin.token")
     if os.path.exists(token_path):
         headers["Authorization"] = "Bearer " + open(token_path).read().strip()
     return headers

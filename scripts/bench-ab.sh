@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A/B of two builds on the same data: the read side (query pages, JSON and NDJSON, a
 # one-device bundle, and stats over 720 hours from the rollups) of build A and build B, each on its own copy of one data directory,
+# read as the admin (a caller with pii: json, ndjson, bundle) and as a caller without pii
+# (a read+bundle token: json-read, ndjson-read, bundle-read),
 # alternated ROUNDS times so a noisy minute hits both. The data is written once, by build A
 # with compaction held off; each build then compacts its copy in its own segment format
 # before it is read, so a change of format is measured too.
@@ -50,6 +52,8 @@ start "$A" "$TMP/seed" MAMTELEMETRY_STORE_COMPACT_AFTER_SECONDS=31536000
 "$A/mamtelemetryctl" bench --dump "$TMP/dump" --dump-records 100000 >/dev/null
 "$A/mamtelemetryctl" bench --duration "$SECONDS_INGEST" --concurrency 16 --batch-size 500 --encoding gzip --json >"$OUT/seed.json"
 python3 Benchmarks/baselines.py bundle-seed "$URL" "$TMP/dump" bench-bundle-device "$BUNDLE_RECORDS" >/dev/null
+# A caller without pii (its token is in the copied control database of both sides).
+READ_TOKEN=$("$A/mamtelemetryctl" tokens create --name bench-read --scope read --scope bundle 2>/dev/null)
 stop
 # History for the stats step, in a data directory of its own (so the query window above does
 # not take it in): events spread over the 720 hours before this one.
@@ -82,10 +86,12 @@ for round in $(seq 1 "$ROUNDS"); do
     [ "$side" = b ] && bin=$B
     start "$bin" "$TMP/$side"
     sleep 1
-    for what in json ndjson bundle stats; do
+    for what in json ndjson bundle json-read ndjson-read bundle-read stats; do
+      token=""
+      case $what in *-read) token=$READ_TOKEN ;; esac
       before=$(cpu_ticks "$DPID")
-      if [ "$what" = bundle ]; then
-        result=$(python3 Benchmarks/baselines.py bundle "$URL" bench-bundle-device -1d)
+      if [ "${what%-read}" = bundle ]; then
+        result=$(BENCH_TOKEN=$token python3 Benchmarks/baselines.py bundle "$URL" bench-bundle-device -1d)
       elif [ "$what" = stats ]; then
         stop
         start "$bin" "$TMP/$side-history"
@@ -93,7 +99,7 @@ for round in $(seq 1 "$ROUNDS"); do
         before=$(cpu_ticks "$DPID")
         result=$(python3 Benchmarks/baselines.py stats "$URL" 720)
       else
-        result=$(python3 Benchmarks/baselines.py scan "$URL" com.contoso.outlook -2h now "$what")
+        result=$(BENCH_TOKEN=$token python3 Benchmarks/baselines.py scan "$URL" com.contoso.outlook -2h now "${what%-read}")
       fi
       after=$(cpu_ticks "$DPID")
       echo "{\"side\":\"$side\",\"round\":$round,\"what\":\"$what\",\"daemonCpuSeconds\":$(((after - before)))e-2,\"result\":$result}" |
@@ -115,7 +121,9 @@ def pick(r, metric):
         outer, inner = metric.split(".")
         return r["result"].get(outer, {}).get(inner)
     return r["result"].get(metric)
-for what, key in (("json", "matchedPerSecond"), ("ndjson", "matchedPerSecond"), ("bundle", "recordsPerSecond"), ("stats", None)):
+for what, key in (("json", "matchedPerSecond"), ("ndjson", "matchedPerSecond"), ("bundle", "recordsPerSecond"),
+                  ("json-read", "matchedPerSecond"), ("ndjson-read", "matchedPerSecond"), ("bundle-read", "recordsPerSecond"),
+                  ("stats", None)):
     metrics = [key, "daemonCpuSeconds", "firstByteMsMax"] if key else [
         "enrollment.rollupsEventsPerSecond", "launches.rollupsEventsPerSecond", "actions.rollupsEventsPerSecond"]
     for metric in metrics:

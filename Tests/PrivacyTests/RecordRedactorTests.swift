@@ -21,9 +21,9 @@ import Testing
 
     @Test func escapedMemberNamesAndValuesArePseudonymized() throws {
         let shown = try Self.shownStrings(
-            #"{"us\u0065r":"dave\u0040contoso.com","note":"for alice\u0040contoso.com","identit\u0079":"bob.smith","list":["carol@contoso.com"]}"#
+            #"{"us\u0065r":"dave\u0040contoso.com","note":"for alice\u0040contoso.com","identit\u0079":"bob.smith","list":["carol@contoso.com","erin\u0040contoso.com",["frank\u0040contoso.com"]]}"#
         )
-        #expect(Self.leaks(shown, ["dave", "alice", "bob.smith", "carol"]).isEmpty, "\(shown)")
+        #expect(Self.leaks(shown, ["dave", "alice", "bob.smith", "carol", "erin", "frank"]).isEmpty, "\(shown)")
         #expect(shown.contains(F.userPseudonym("dave@contoso.com")), "the pseudonym is of the decoded address: \(shown)")
         #expect(shown.contains(F.userPseudonym("bob.smith")))
         #expect(shown.contains("for \(F.userPseudonym("alice@contoso.com"))"))
@@ -89,6 +89,10 @@ import Testing
             "proxy said Basic \(Self.basic)",
             "{\"token_type\":\"Bearer\",\"id_token\":\"\(Self.jwt)\",\"client_secret\": \"s3cr3t~value\"}",
             "pin password=hunter2 ok",
+            "callback#id_token=opaqueIdT0ken.value&state=1",
+            "POST /token client_secret=Cl13nt~Secret.value&grant_type=client_credentials",
+            "sync x-session_token=sess-9f8e7d6c5b4a3210 done",
+            "authorization: bearer\topaque-Bearer-T0ken",
         ]
         for level in ["info", "warning", "error"] {
             let records = lines.map { line in
@@ -96,7 +100,10 @@ import Testing
             }
             for record in records {
                 let shown = try Self.shownStrings(record, pii: pii)
-                let secrets = [Self.jwt, "ya29.a0AfH6SMBx3Opaque", Self.refresh, Self.basic, "s3cr3t~value", "hunter2"]
+                let secrets = [
+                    Self.jwt, "ya29.a0AfH6SMBx3Opaque", Self.refresh, Self.basic, "s3cr3t~value", "hunter2", "opaqueIdT0ken",
+                    "Cl13nt~Secret", "sess-9f8e7d6c5b4a3210", "opaque-Bearer-T0ken",
+                ]
                 #expect(Self.leaks(shown, secrets).isEmpty, "\(level) \(record) shows \(shown)")
                 #expect(shown.contains { $0.contains("token-") }, "\(record): \(shown)")
             }
@@ -105,6 +112,12 @@ import Testing
         let event = try Self.shownStrings(
             #"{"name":"EnrollmentCall","data":{"errorString":"access_token=\#(Self.jwt)","accessToken":"\#(Self.jwt)"}}"#, pii: pii)
         #expect(event.contains(F.mask(Self.jwt)) && event.contains("access_token=\(F.mask(Self.jwt))"), "\(event)")
+        // Members named like a credential, escaped spellings included, whatever their value.
+        let members = try Self.shownStrings(
+            #"{"name":"EnrollmentCall","data":{"session_token":"sess-1234abcd","refresh\u005ftoken":"opaque-refresh-v4lue","mdm_token":424242}}"#,
+            pii: pii)
+        #expect(Self.leaks(members, ["sess-1234abcd", "opaque-refresh-v4lue"]).isEmpty, "\(members)")
+        #expect(!F.shown(#"{"name":"EnrollmentCall","data":{"mdm_token":424242}}"#, pii: pii).contains("424242"))
         // Prose is not a credential.
         let prose = try Self.shownStrings(#"{"message":"Bearer authentication failed, token expired; basic setup"}"#, pii: pii)
         #expect(prose.contains("Bearer authentication failed, token expired; basic setup"))

@@ -18,7 +18,7 @@ import Testing
         "0.AXoA", "@", "%40", "%", "%3D", "%3a", "=", ":", " ", "\t", "\n", "\"", "'", "&", ",", ";", "jane", "Contoso", "example.com",
         "jö", "müller.de", "ελ", "@example.com", "%40müller.de", "@παράδειγμα.ελ", "-", "_", "+", "/", "~", "12345678", "abcdefgh",
         "ABCDEFGH", "token-0123456789abcdef01234567",
-        "user-0123456789abcdef01234567", "user", "k", "K", "c", "w", "z", "J", "b", "0", "\\u",
+        "user-0123456789abcdef01234567", "user", "k", "K", "c", "w", "z", "J", "b", "0", "r", "R", "s", "S", "A", "\\u",
     ]
 
     @Test func theScreenNeverMissesWhatTheDetectorsFind() {
@@ -57,5 +57,7 @@ import Testing
     @Test func plainTextPassesUnsearched() {
         var text = "policy check-in completed in 812 ms (status 100); next in 8 h"
         #expect(text.withUTF8(TextScreen.screen) == [])
+        var ids = #"{"deviceId":"9bf55203-e836-45f2-ae26-0d2ebc0925e2","eventId":"0b0c0a0e","v":"10.0.1"}"#
+        #expect(ids.withUTF8(TextScreen.screen) == [])
     }
 }

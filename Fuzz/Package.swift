@@ -30,5 +30,6 @@ let package = Package(
         .executableTarget(name: "FuzzContentDecoding", dependencies: ["CLibFuzzer", "Compression"]),
         .executableTarget(name: "FuzzPlist", dependencies: ["CLibFuzzer", "InfoPlist"]),
         .executableTarget(name: "FuzzOTLP", dependencies: ["CLibFuzzer", "OTLP", "TelemetryModel"]),
+        .executableTarget(name: "FuzzCanonicalJSON", dependencies: ["CLibFuzzer", "TelemetryModel"]),
     ]
 )

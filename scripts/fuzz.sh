@@ -6,8 +6,10 @@
 #   FuzzPlist            the Info.plist / MAMEnvironment.plist importer (XML and binary)
 #   FuzzOTLP             OTLP/HTTP logs: protobuf and JSON export requests, the OTLP -> native
 #                        record mapping, and the probe telling OTLP JSON from NDJSON
+#   FuzzCanonicalJSON    the canonical record form, against Foundation's JSON decoder: same
+#                        structure in and out, and canonicalizing twice is the identity
 #
-# Usage: scripts/fuzz.sh [seconds-per-target] [target...]   (default 20 s, all five targets)
+# Usage: scripts/fuzz.sh [seconds-per-target] [target...]   (default 20 s, all six targets)
 # FUZZ_SEED (default 1) fixes libFuzzer's seed so a CI run is repeatable; set FUZZ_SEED=0 for
 # a random seed when hunting locally (libFuzzer picks one).
 #
@@ -22,7 +24,7 @@ fuzz=$PWD
 seconds=${1:-20}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(FuzzEventDecoder FuzzTextLog FuzzContentDecoding FuzzPlist FuzzOTLP)
+[[ ${#targets[@]} -gt 0 ]] || targets=(FuzzEventDecoder FuzzTextLog FuzzContentDecoding FuzzPlist FuzzOTLP FuzzCanonicalJSON)
 
 # SwiftPM wants target sources inside the package root: link the root package's.
 for module in TelemetryModel Compression CZlib OTLP InfoPlist; do

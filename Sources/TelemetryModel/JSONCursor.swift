@@ -52,8 +52,10 @@ extension JSONRecordScanner {
         }
 
         fileprivate enum OpenContainer {
-            /// An object; its member names start at `firstName` in `names`.
-            case object(firstName: Int)
+            /// An object; its member names start at `firstName` in `names`. `seen` has one bit
+            /// set per name's fingerprint (6 bits of it): a name whose bit is clear is new, so
+            /// most members are checked without looking at the others.
+            case object(firstName: Int, seen: UInt64)
             /// An array, at element `index`.
             case array(index: Int)
         }
@@ -111,7 +113,7 @@ extension JSONRecordScanner {
         @inline(__always)
         mutating func object(_ member: (String, inout Cursor) throws -> Void) throws {
             let tracking = strictness != .grammar
-            if tracking { open.append(.object(firstName: nameCount)) }
+            if tracking { open.append(.object(firstName: nameCount, seen: 0)) }
             try container(open: UInt8(ascii: "{"), close: UInt8(ascii: "}"), name: "object") { cursor in
                 guard cursor.peek == 0x22 else { throw ShapeError.syntax("expected a member name") }
                 cursor.readingName = true
@@ -128,7 +130,7 @@ extension JSONRecordScanner {
                 cursor.skipSpace()
                 try member(key, &cursor)
             }
-            if tracking, case .object(let first)? = open.popLast() { nameCount = first }
+            if tracking, case .object(let first, _)? = open.popLast() { nameCount = first }
         }
 
         /// Walks an array's elements, handing the cursor to `element` at each, which must
@@ -175,10 +177,17 @@ extension JSONRecordScanner {
         private mutating func enter(_ key: NameToken) throws {
             let name = Name(fingerprint: strictness == .record ? fingerprint(key) : 0, token: key)
             var clash = false
-            if strictness == .record, case .object(let first)? = open.last, nameCount > first {
-                clash = names.withUnsafeBufferPointer { known in
-                    (first..<nameCount).contains { known[$0].fingerprint == name.fingerprint && decoded(known[$0].token) == decoded(key) }
+            if strictness == .record, case .object(let first, let seen)? = open.last {
+                // Fibonacci hashing spreads fingerprints that differ only in their low bytes.
+                let bit = UInt64(1) << ((name.fingerprint &* 0x9E37_79B9_7F4A_7C15) >> 58)
+                if seen & bit != 0 {
+                    clash = names.withUnsafeBufferPointer { known in
+                        (first..<nameCount).contains {
+                            known[$0].fingerprint == name.fingerprint && decoded(known[$0].token) == decoded(key)
+                        }
+                    }
                 }
+                open[open.count &- 1] = .object(firstName: first, seen: seen | bit)
             }
             if nameCount < names.count { names[nameCount] = name } else { names.append(name) }
             nameCount += 1
@@ -214,10 +223,10 @@ extension JSONRecordScanner {
             var out = ""
             for (level, container) in open.enumerated() {
                 switch container {
-                case .object(let first):
+                case .object(let first, _):
                     var end = nameCount
                     for later in open[(level + 1)...] {
-                        if case .object(let next) = later {
+                        if case .object(let next, _) = later {
                             end = next
                             break
                         }

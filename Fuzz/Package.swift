@@ -38,5 +38,6 @@ let package = Package(
         .executableTarget(
             name: "FuzzRedactor",
             dependencies: ["CLibFuzzer", "Privacy", "TelemetryModel", .product(name: "Crypto", package: "swift-crypto")]),
+        .executableTarget(name: "FuzzCanonicalJSON", dependencies: ["CLibFuzzer", "TelemetryModel"]),
     ]
 )

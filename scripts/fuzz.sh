@@ -10,8 +10,10 @@
 #   FuzzRedactor         the structural redactor, with Foundation's JSON parser as the oracle:
 #                        its output parses and keeps the input's structure (strings differ only
 #                        where redacted)
+#   FuzzCanonicalJSON    the canonical record form, against Foundation's JSON decoder: same
+#                        structure in and out, and canonicalizing twice is the identity
 #
-# Usage: scripts/fuzz.sh [seconds-per-target] [target...]   (default 20 s, all six targets)
+# Usage: scripts/fuzz.sh [seconds-per-target] [target...]   (default 20 s, all seven targets)
 # FUZZ_SEED (default 1) fixes libFuzzer's seed so a CI run is repeatable; set FUZZ_SEED=0 for
 # a random seed when hunting locally (libFuzzer picks one).
 #
@@ -26,7 +28,7 @@ fuzz=$PWD
 seconds=${1:-20}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(FuzzEventDecoder FuzzTextLog FuzzContentDecoding FuzzPlist FuzzOTLP FuzzRedactor)
+[[ ${#targets[@]} -gt 0 ]] || targets=(FuzzEventDecoder FuzzTextLog FuzzContentDecoding FuzzPlist FuzzOTLP FuzzRedactor FuzzCanonicalJSON)
 
 # SwiftPM wants target sources inside the package root: link the root package's.
 for module in TelemetryModel Compression CZlib OTLP InfoPlist Privacy; do

@@ -27,15 +27,35 @@ extension JSONRecordScanner {
         var fields = 0
         /// The rewrites to the canonical form, in input order (nil when not asked for).
         var edits: [JSONEdit]?
-        /// The member names of the open objects, outermost first: for the duplicate check and
-        /// to name the member a refusal is about.
-        private var names: [String] = []
+        /// The member names of the open objects, outermost first, as they stand in the text:
+        /// for the duplicate check and to name the member a refusal is about.
+        /// The first `nameCount` entries are in use: the array is a stack reused in place.
+        private var names: [Name] = []
+        private var nameCount = 0
         private var open: [OpenContainer] = []
         private var readingName = false
 
-        private enum OpenContainer {
-            /// An object; its member names start at `firstName` in `names`.
-            case object(firstName: Int)
+        /// A string token's raw contents (between its quotes): kept as a place in the text,
+        /// so noting a member name costs no copy and no reference count.
+        fileprivate struct NameToken {
+            var start: Int
+            var end: Int
+            var escaped: Bool
+        }
+
+        /// A member name with its fingerprint (decoded length and first bytes): names with
+        /// different fingerprints differ, so the duplicate check compares integers and only
+        /// compares bytes when two fingerprints agree.
+        fileprivate struct Name {
+            var fingerprint: UInt64
+            var token: NameToken
+        }
+
+        fileprivate enum OpenContainer {
+            /// An object; its member names start at `firstName` in `names`. `seen` has one bit
+            /// set per name's fingerprint (6 bits of it): a name whose bit is clear is new, so
+            /// most members are checked without looking at the others.
+            case object(firstName: Int, seen: UInt64)
             /// An array, at element `index`.
             case array(index: Int)
         }
@@ -47,6 +67,32 @@ extension JSONRecordScanner {
             edits = recordingEdits ? [] : nil
         }
 
+        /// Storage a cursor can borrow from the one before it, so a body's records do not each
+        /// allocate their own name stack.
+        struct Scratch {
+            fileprivate var names: [Name] = []
+            fileprivate var open: [OpenContainer] = []
+
+            init() {
+                names.reserveCapacity(32)
+                open.reserveCapacity(8)
+            }
+        }
+
+        /// Takes `scratch`'s storage for this walk; `give(back:)` returns it.
+        mutating func borrow(_ scratch: inout Scratch) {
+            swap(&names, &scratch.names)
+            swap(&open, &scratch.open)
+            names.removeAll(keepingCapacity: true)
+            open.removeAll(keepingCapacity: true)
+            nameCount = 0
+        }
+
+        mutating func give(back scratch: inout Scratch) {
+            swap(&names, &scratch.names)
+            swap(&open, &scratch.open)
+        }
+
         var atEnd: Bool { i >= b.count }
         var peek: UInt8? { i < b.count ? b[i] : nil }
 
@@ -56,6 +102,7 @@ extension JSONRecordScanner {
             if i > start { edits?.append(JSONEdit(range: start..<i, replacement: [])) }
         }
 
+        @inline(__always)
         mutating func expect(_ c: UInt8, _ what: String) throws {
             skipSpace()
             guard i < b.count, b[i] == c else { throw ShapeError.syntax("expected \(what)") }
@@ -63,22 +110,27 @@ extension JSONRecordScanner {
         }
 
         /// Walks an object's members, handing each key to `member`, which must consume the value.
+        @inline(__always)
         mutating func object(_ member: (String, inout Cursor) throws -> Void) throws {
             let tracking = strictness != .grammar
-            if tracking { open.append(.object(firstName: names.count)) }
+            if tracking { open.append(.object(firstName: nameCount, seen: 0)) }
             try container(open: UInt8(ascii: "{"), close: UInt8(ascii: "}"), name: "object") { cursor in
                 guard cursor.peek == 0x22 else { throw ShapeError.syntax("expected a member name") }
                 cursor.readingName = true
+                let start = cursor.i + 1
                 let key = try cursor.string()
                 cursor.readingName = false
                 cursor.fields += 1
                 if cursor.fields > cursor.limits.maxFields { throw ShapeError.tooManyFields(cursor.limits.maxFields) }
-                if tracking { try cursor.enter(key) }
+                // An escape always makes the text shorter than its spelling.
+                if tracking {
+                    try cursor.enter(NameToken(start: start, end: cursor.i - 1, escaped: key.utf8.count != cursor.i - 1 - start))
+                }
                 try cursor.expect(UInt8(ascii: ":"), "':'")
                 cursor.skipSpace()
                 try member(key, &cursor)
             }
-            if tracking, case .object(let first)? = open.popLast() { names.removeSubrange(first...) }
+            if tracking, case .object(let first, _)? = open.popLast() { nameCount = first }
         }
 
         /// Walks an array's elements, handing the cursor to `element` at each, which must
@@ -122,15 +174,48 @@ extension JSONRecordScanner {
         /// Notes a member name of the innermost object; at ingest a name already there is refused.
         /// Names are compared as bytes: two spellings of one name (`"a"`, `"\u0061"`) are one
         /// name, two Unicode normalisations of it are two.
-        private mutating func enter(_ key: String) throws {
-            if strictness == .record, case .object(let first)? = open.last {
-                let count = key.utf8.count
-                for known in names[first...] where known.utf8.count == count && known.utf8.elementsEqual(key.utf8) {
-                    names.append(key)
-                    throw ShapeError.duplicateMember(path())
+        private mutating func enter(_ key: NameToken) throws {
+            let name = Name(fingerprint: strictness == .record ? fingerprint(key) : 0, token: key)
+            var clash = false
+            if strictness == .record, case .object(let first, let seen)? = open.last {
+                // Fibonacci hashing spreads fingerprints that differ only in their low bytes.
+                let bit = UInt64(1) << ((name.fingerprint &* 0x9E37_79B9_7F4A_7C15) >> 58)
+                if seen & bit != 0 {
+                    clash = names.withUnsafeBufferPointer { known in
+                        (first..<nameCount).contains {
+                            known[$0].fingerprint == name.fingerprint && decoded(known[$0].token) == decoded(key)
+                        }
+                    }
                 }
+                open[open.count &- 1] = .object(firstName: first, seen: seen | bit)
             }
-            names.append(key)
+            if nameCount < names.count { names[nameCount] = name } else { names.append(name) }
+            nameCount += 1
+            if clash { throw ShapeError.duplicateMember(path()) }
+        }
+
+        /// The decoded length and up to the first seven decoded bytes of a name.
+        private func fingerprint(_ key: NameToken) -> UInt64 {
+            guard !key.escaped else {
+                let text = decoded(key)
+                var f = UInt64(truncatingIfNeeded: text.count) << 56
+                for k in 0..<min(text.count, 7) { f |= UInt64(text[k]) << UInt64(8 &* k) }
+                return f
+            }
+            let n = key.end - key.start
+            var f = UInt64(truncatingIfNeeded: n) << 56
+            if key.start + 8 <= b.count, let base = b.baseAddress {
+                let word = UInt64(littleEndian: UnsafeRawPointer(base + key.start).loadUnaligned(as: UInt64.self))
+                f |= word & (n >= 7 ? 0x00FF_FFFF_FFFF_FFFF : (UInt64(1) << UInt64(8 &* n)) &- 1)
+            } else {
+                for k in 0..<min(n, 7) { f |= UInt64(b[key.start &+ k]) << UInt64(8 &* k) }
+            }
+            return f
+        }
+
+        private func decoded(_ token: NameToken) -> [UInt8] {
+            let raw = UnsafeBufferPointer(rebasing: b[token.start..<token.end])
+            return token.escaped ? JSONStringToken.decode(raw) : Array(raw)
         }
 
         /// The member the cursor is in, as a refusal names it: `data.statusCode`, `args[2].x`.
@@ -138,17 +223,17 @@ extension JSONRecordScanner {
             var out = ""
             for (level, container) in open.enumerated() {
                 switch container {
-                case .object(let first):
-                    var end = names.count
+                case .object(let first, _):
+                    var end = nameCount
                     for later in open[(level + 1)...] {
-                        if case .object(let next) = later {
+                        if case .object(let next, _) = later {
                             end = next
                             break
                         }
                     }
                     let innermost = level == open.count - 1
                     guard end > first, !(innermost && readingName) else { continue }
-                    let name = InterpretedField.clip(names[end - 1])
+                    let name = InterpretedField.clip(String(decoding: decoded(names[end - 1].token), as: UTF8.self))
                     out += out.isEmpty ? name : "." + name
                 case .array(let index):
                     out += "[\(max(index, 0))]"

@@ -43,12 +43,23 @@ struct JSONRecordScanner {
     let wantedData: Set<String>
 
     func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<ScannedRecord, ShapeError> {
+        var scratch = Cursor.Scratch()
+        return scan(bytes, scratch: &scratch)
+    }
+
+    /// Same as `scan(_:)`, with storage shared by the records of one body.
+    func scan(_ bytes: UnsafeBufferPointer<UInt8>, scratch: inout Cursor.Scratch) -> Result<ScannedRecord, ShapeError> {
         var cursor = Cursor(b: bytes, limits: limits, strictness: .record, recordingEdits: true)
+        cursor.borrow(&scratch)
+        defer { cursor.give(back: &scratch) }
         var record = ScannedRecord()
         // Sized for a typical record up front: growing three dictionaries member by member
         // was several allocations of every record's decode.
         record.top.reserveCapacity(16)
         record.data.reserveCapacity(8)
+        // Read through locals: captured through `self`, the scanner was copied for every member.
+        let wantedTop = self.wantedTop
+        let wantedData = self.wantedData
         do {
             cursor.skipSpace()
             guard cursor.peek == UInt8(ascii: "{") else { return .failure(.notAnObject) }
@@ -69,7 +80,7 @@ struct JSONRecordScanner {
                     let v = try cursor.value(capture: wanted)
                     if wanted {
                         record.top[key] = v
-                        if v == .null { record.nulls[key] = cursor.i - 4..<cursor.i }
+                        if case .null = v { record.nulls[key] = cursor.i - 4..<cursor.i }
                     }
                 }
             }

@@ -84,10 +84,12 @@ public struct LogRecordDecoder {
         var records: [DecodedRecord] = []
         records.reserveCapacity(elements.count)
         var rejected = early
+        let scanner = JSONRecordScanner(limits: limits, wantedTop: WireLogRecord.wanted, wantedData: [])
+        var scratch = JSONRecordScanner.Cursor.Scratch()
         body.withUnsafeBufferPointer { all in
             for element in elements {
                 let slice = UnsafeBufferPointer(rebasing: all[element.range])
-                switch decodeOne(slice, defaults: defaults, receivedAt: receivedAt) {
+                switch decodeOne(slice, defaults: defaults, receivedAt: receivedAt, scanner: scanner, scratch: &scratch) {
                 case .success(var r):
                     r.line = element.line
                     records.append(r)
@@ -124,10 +126,12 @@ public struct LogRecordDecoder {
         return (records, rejected)
     }
 
-    func decodeOne(_ bytes: UnsafeBufferPointer<UInt8>, defaults: LogDefaults, receivedAt: Int64) -> Result<DecodedRecord, Message> {
-        let scanner = JSONRecordScanner(limits: limits, wantedTop: WireLogRecord.wanted, wantedData: [])
+    func decodeOne(
+        _ bytes: UnsafeBufferPointer<UInt8>, defaults: LogDefaults, receivedAt: Int64, scanner: JSONRecordScanner,
+        scratch: inout JSONRecordScanner.Cursor.Scratch
+    ) -> Result<DecodedRecord, Message> {
         let scanned: ScannedRecord
-        switch scanner.scan(bytes) {
+        switch scanner.scan(bytes, scratch: &scratch) {
         case .success(let r): scanned = r
         case .failure(let e): return .failure(Message(e.message))
         }

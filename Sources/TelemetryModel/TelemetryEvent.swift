@@ -55,10 +55,12 @@ public struct TelemetryEventDecoder {
         var records: [DecodedRecord] = []
         records.reserveCapacity(elements.count)
         var rejected = early
+        let scanner = JSONRecordScanner(limits: limits, wantedTop: WireEvent.scanner.top, wantedData: WireEvent.scanner.data)
+        var scratch = JSONRecordScanner.Cursor.Scratch()
         body.withUnsafeBufferPointer { all in
             for element in elements {
                 let slice = UnsafeBufferPointer(rebasing: all[element.range])
-                switch decodeOne(slice, receivedAt: receivedAt) {
+                switch decodeOne(slice, receivedAt: receivedAt, scanner: scanner, scratch: &scratch) {
                 case .success(var r):
                     r.line = element.line
                     records.append(r)
@@ -70,10 +72,11 @@ public struct TelemetryEventDecoder {
         return (records, rejected)
     }
 
-    func decodeOne(_ bytes: UnsafeBufferPointer<UInt8>, receivedAt: Int64) -> Result<DecodedRecord, Message> {
-        let scanner = JSONRecordScanner(limits: limits, wantedTop: WireEvent.scanner.top, wantedData: WireEvent.scanner.data)
+    func decodeOne(
+        _ bytes: UnsafeBufferPointer<UInt8>, receivedAt: Int64, scanner: JSONRecordScanner, scratch: inout JSONRecordScanner.Cursor.Scratch
+    ) -> Result<DecodedRecord, Message> {
         let scanned: ScannedRecord
-        switch scanner.scan(bytes) {
+        switch scanner.scan(bytes, scratch: &scratch) {
         case .success(let r): scanned = r
         case .failure(let e): return .failure(Message(e.message))
         }

@@ -119,12 +119,6 @@ public enum Timestamp {
     /// outside is a client bug, refused rather than trapped on or stored.
     public static let acceptedRange: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
 
-    /// Epoch milliseconds from a JSON number, or nil when it is not a time we accept.
-    public static func milliseconds(fromJSONNumber d: Double) -> Int64? {
-        guard d.isFinite, d >= Double(acceptedRange.lowerBound), d <= Double(acceptedRange.upperBound) else { return nil }
-        return Int64(d)
-    }
-
     /// Prints epoch milliseconds as `2026-11-21T10:15:30.123Z` (floor division, so negative
     /// times print correctly and no input can overflow).
     public static func format(milliseconds ms: Int64) -> String {

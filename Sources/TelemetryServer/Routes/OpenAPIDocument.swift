@@ -898,7 +898,7 @@ enum OpenAPIDocument {
               required: [name, appId]
               properties:
                 name: {type: string, minLength: 1, description: 'AppLaunch, EnrollmentCall, IntuneAction, or any other name'}
-                time: {description: RFC 3339 or epoch milliseconds}
+                time: {description: 'RFC 3339 of a real instant (offsets within ±18:00) or epoch milliseconds; years 0001-9999'}
                 appId: {type: string}
                 appVersion: {type: string}
                 sdkVersion: {type: string}
@@ -910,12 +910,20 @@ enum OpenAPIDocument {
                 tenantId: {type: string}
                 eventId: {type: string, description: 'Client id: a retry with the same appId and eventId is not stored twice'}
                 settings: {type: object}
-                data: {type: object}
+                data:
+                  type: object
+                  description: >-
+                    Kind-specific fields. The ones the daemon interprets are typed and bounded, and a line
+                    outside them is refused naming the field (also at the top level); see README
+                    "Canonical records and field ranges".
+                  properties:
+                    statusCode: {description: 'An integer from -2147483648 to 2147483647: a JSON number with an integral value, or a string holding one'}
+                    durationMs: {description: 'A finite number from 0 to 604800000 (7 days), or a string holding one in JSON number grammar'}
             LogRecord:
               type: object
               required: [message]
               properties:
-                time: {description: RFC 3339 or epoch milliseconds}
+                time: {description: 'RFC 3339 of a real instant (offsets within ±18:00) or epoch milliseconds; years 0001-9999'}
                 level: {type: string, enum: [verbose, info, warning, error]}
                 message: {type: string}
                 component: {type: string}

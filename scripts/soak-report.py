@@ -34,6 +34,9 @@ p.add_argument("--accepted", type=int, required=True)
 p.add_argument("--errors", type=int, required=True)
 p.add_argument("--command", required=True)
 p.add_argument("--benchmarks")
+p.add_argument("--rate-measured", type=int, default=1, help="1: --rate is half the maximum measured first; 0: given")
+p.add_argument("--commit", help="the commit the binaries were built from (default: HEAD)")
+p.add_argument("--note", default="", help="a sentence for BENCHMARKS.md about this run (its machine, why it was cut short)")
 a = p.parse_args()
 
 MIB = 1024.0
@@ -196,7 +199,7 @@ print("\n".join(table))
 print(json.dumps(summary, indent=1))
 
 if a.benchmarks:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit = a.commit or subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     png = os.path.join(os.path.dirname(a.benchmarks), "docs", "soak.png")
     if os.path.exists(os.path.join(a.out, "soak.png")):
         shutil.copy(os.path.join(a.out, "soak.png"), png)
@@ -206,10 +209,12 @@ if a.benchmarks:
         "## Soak: %d minutes of steady load (%s, %s)" % (a.minutes, datetime.date.today().isoformat(), commit),
         "",
         "`%s` (`make soak`; samples every %s s; everything below is from that one run):" % (a.command, "30" if not a.short else "10"),
-        "%d records/s offered (half the maximum measured first), %s achieved, ack p99 %s ms; prod cap %d MB;" % (
-            a.rate, s["achievedRecordsPerSecond"], s["ackLatencyMsP99"], a.cap // 1_000_000),
+        "%d records/s offered (%s), %s achieved, ack p99 %s ms; prod cap %d MB;" % (
+            a.rate, "half the maximum measured first" if a.rate_measured else "given with --rate",
+            s["achievedRecordsPerSecond"], s["ackLatencyMsP99"], a.cap // 1_000_000),
         "verbose and other logs aged out within minutes (fractional days), events by size; compaction, a query",
         "pair every sample, a follow stream and a bundle every minute. %s" % open(os.path.join(a.out, "machine.txt")).read().strip().replace("\n", "; "),
+    ] + ([a.note] if a.note else []) + [
         "",
         "| figure | measured |",
         "|---|---|",

@@ -8,6 +8,8 @@
 #                                        cap overshoot (> 10%) or on RSS stepping up across
 #                                        retention passes
 #   scripts/soak.sh --minutes N --rate R --update-benchmarks --out DIR
+#                                        SOAK_NOTE="..." adds a sentence about the run (its
+#                                        machine, why it was cut short) to BENCHMARKS.md
 #
 # What runs, all at once, for the whole duration:
 #   - ingest at half the maximum rate (measured first with a 10 s closed loop, or --rate):
@@ -120,7 +122,9 @@ AUTH=(-H "Authorization: Bearer $TOKEN")
 START_MS=$(date +%s%3N)
 
 echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/machine.txt"
+RATE_MEASURED=0
 if [ -z "$RATE" ]; then
+  RATE_MEASURED=1
   echo "== maximum ingest (10 s closed loop, live records)"
   "$CTL" bench --live --duration 10 --concurrency 16 --batch-size 500 --encoding identity --json >"$OUT/max.json"
   RATE=$(python3 -c "import json;print(int(json.load(open('$OUT/max.json'))['recordsPerSecond'] / 2))")
@@ -243,4 +247,4 @@ grep -cE '^[^ ]+ (error|critical) ' "$OUT/daemon.log" >"$OUT/daemon-errors.txt" 
 python3 "$ROOT/scripts/soak-report.py" --out "$OUT" --cap "$CAP" --rate "$RATE" --minutes "$MINUTES" --short "$SHORT" \
   --stored $((STORED + STORED_PPE)) --retained "$RETAINED" --accepted "$ACCEPTED" --errors "$ERRORS" \
   --command "scripts/soak.sh$([ "$SHORT" = 1 ] && echo ' --short') --minutes $MINUTES" \
-  $([ "$UPDATE" = 1 ] && echo "--benchmarks $ROOT/BENCHMARKS.md")
+  --rate-measured "$RATE_MEASURED" --note "${SOAK_NOTE:-}" $([ "$UPDATE" = 1 ] && echo "--benchmarks $ROOT/BENCHMARKS.md")

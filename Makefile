@@ -9,6 +9,7 @@
 #   make deb CONFIG=debug     the same from the debug build CI already has (a test package:
 #                             it links the toolchain's Swift runtime, so only for this machine)
 #   make test / make bench    the project's test and benchmark scripts
+#   make soak                 two hours of steady load; memory, cap, latency into BENCHMARKS.md
 #   make microbench           component benchmarks (ordo-one/benchmark) in the Benchmarks/ package
 #   make callgrind            instructions per hot-path operation against Benchmarks/callgrind-baseline.tsv
 #
@@ -79,7 +80,7 @@ UNIT_SED := -e 's|/usr/bin/mamtelemetryd|$(bindir)/mamtelemetryd|g' \
             -e 's|/etc/mamtelemetryd/|$(sysconfdir)/mamtelemetryd/|g' \
             -e 's|/usr/share/doc/mamtelemetryd/|$(docdir)/|g'
 
-.PHONY: all build install install-bin install-data uninstall deb package-deb test bench microbench callgrind clean
+.PHONY: all build install install-bin install-data uninstall deb package-deb test bench soak microbench callgrind clean
 
 all: build
 
@@ -233,6 +234,11 @@ test:
 bench:
 	./scripts/deps.sh bench
 	./scripts/bench.sh
+
+# Two hours of steady load at half the maximum ingest rate (not CI; scripts/test.sh runs a
+# five-minute version): writes its table and plot into BENCHMARKS.md.
+soak:
+	./scripts/soak.sh --update-benchmarks
 
 # The component benchmarks are a package of their own (Benchmarks/Package.swift), so the
 # product build never compiles the benchmark framework; both build it in release.

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# A/B of two builds on the same data: the read side (query pages, JSON and NDJSON, a
-# one-device bundle, and stats over 720 hours from the rollups) of build A and build B, each on its own copy of one data directory,
-# read as the admin (a caller with pii: json, ndjson, bundle) and as a caller without pii
-# (a read+bundle token: json-read, ndjson-read, bundle-read),
-# alternated ROUNDS times so a noisy minute hits both. The data is written once, by build A
-# with compaction held off; each build then compacts its copy in its own segment format
-# before it is read, so a change of format is measured too.
+# A/B of two builds (or of one build under two environments) on the same data: the read side
+# (query pages, JSON and NDJSON, a one-device bundle, and stats over 720 hours from the
+# rollups) of A and B, each on its own copy of one data directory, read as the admin (a
+# caller with pii: json, ndjson, bundle) and as a caller without pii (a read+bundle token:
+# json-read, ndjson-read, bundle-read), then ingest into an empty one (a 10 s closed loop,
+# then 10 s at a fixed rate), alternated ROUNDS times so a noisy minute hits both. The data
+# is written once, by build A with compaction held off; each build then compacts its copy in
+# its own segment format before it is read, so a change of format is measured too.
 #   scripts/bench-ab.sh A_BIN_DIR B_BIN_DIR [OUT_DIR]
 # Knobs: AB_SECONDS (ingest, default 25), AB_ROUNDS (2), AB_BUNDLE_RECORDS (100000),
-# AB_KEEP=1 keeps the data directories (printed at the end) for a closer look.
-# Prints one JSON object per measurement and a table; daemon CPU is read from /proc.
+# AB_RATE (the fixed ingest rate, default 20000/s), AB_ENV_A / AB_ENV_B (space-separated
+# VAR=value pairs for that side's daemons, e.g. AB_ENV_B="GLIBC_TUNABLES=glibc.malloc.arena_max=4"
+# with the same build on both sides), AB_KEEP=1 keeps the data directories (printed at the
+# end) for a closer look.
+# Prints one JSON object per measurement and a table; the daemon's CPU time and minor page
+# faults are read from /proc (faults do not depend on the CPU's speed or its other load).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A=${1:?usage: $0 A_BIN_DIR B_BIN_DIR [OUT_DIR]}
@@ -17,6 +22,9 @@ B=${2:?usage: $0 A_BIN_DIR B_BIN_DIR [OUT_DIR]}
 SECONDS_INGEST=${AB_SECONDS:-25}
 ROUNDS=${AB_ROUNDS:-2}
 BUNDLE_RECORDS=${AB_BUNDLE_RECORDS:-100000}
+RATE=${AB_RATE:-20000}
+read -r -a ENV_A <<<"${AB_ENV_A:-}"
+read -r -a ENV_B <<<"${AB_ENV_B:-}"
 TMP=$(mktemp -d /tmp/mamtelemetry-ab.XXXXXX)
 OUT=${3:-$TMP/out}
 mkdir -p "$OUT"
@@ -28,6 +36,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+minor_faults() { awk '{print $10}' "/proc/$1/stat"; }
+rss_kib() { awk '/^VmRSS:/{print $2}' "/proc/$1/status"; }
 
 start() { # BIN DIR [env...]: starts a daemon on DIR, sets DPID and URL
   local bin=$1 dir=$2
@@ -63,12 +73,15 @@ start "$A" "$TMP/seed-history"
   --logs-fraction 0 --spread-hours 720 --json >"$OUT/seed-history.json"
 stop
 
+side_env() { if [ "$1" = b ]; then echo "${ENV_B[@]}"; else echo "${ENV_A[@]}"; fi; }
+
 for side in a b; do
   bin=$A
   [ "$side" = b ] && bin=$B
   cp -a "$TMP/seed" "$TMP/$side"
   cp -a "$TMP/seed-history" "$TMP/$side-history"
-  start "$bin" "$TMP/$side"
+  # shellcheck disable=SC2046
+  start "$bin" "$TMP/$side" $(side_env "$side")
   last=-1
   for _ in $(seq 1 120); do
     left=$(uncompacted "$TMP/$side")
@@ -84,25 +97,43 @@ for round in $(seq 1 "$ROUNDS"); do
   for side in a b; do
     bin=$A
     [ "$side" = b ] && bin=$B
-    start "$bin" "$TMP/$side"
+    # shellcheck disable=SC2046
+    start "$bin" "$TMP/$side" $(side_env "$side")
     sleep 1
-    for what in json ndjson bundle json-read ndjson-read bundle-read stats; do
+    for what in json ndjson bundle json-read ndjson-read bundle-read stats ingest; do
       token=""
       case $what in *-read) token=$READ_TOKEN ;; esac
       before=$(cpu_ticks "$DPID")
+      faults=$(minor_faults "$DPID")
       if [ "${what%-read}" = bundle ]; then
         result=$(BENCH_TOKEN=$token python3 Benchmarks/baselines.py bundle "$URL" bench-bundle-device -1d)
       elif [ "$what" = stats ]; then
         stop
-        start "$bin" "$TMP/$side-history"
+        # shellcheck disable=SC2046
+        start "$bin" "$TMP/$side-history" $(side_env "$side")
         sleep 1
         before=$(cpu_ticks "$DPID")
+        faults=$(minor_faults "$DPID")
         result=$(python3 Benchmarks/baselines.py stats "$URL" 720)
+      elif [ "$what" = ingest ]; then
+        # Into an empty store: the most a 10 s closed loop gets, then 10 s at a fixed rate,
+        # whose CPU time and faults are what the table reports (per 100,000 records).
+        stop
+        rm -rf "$TMP/$side-ingest"
+        mkdir -p "$TMP/$side-ingest"
+        # shellcheck disable=SC2046
+        start "$bin" "$TMP/$side-ingest" $(side_env "$side")
+        max=$("$bin/mamtelemetryctl" bench --live --duration 10 --concurrency 16 --batch-size 500 --encoding gzip --json)
+        before=$(cpu_ticks "$DPID")
+        faults=$(minor_faults "$DPID")
+        fixed=$("$bin/mamtelemetryctl" bench --live --rate "$RATE" --duration 10 --concurrency 64 --batch-size 500 --encoding gzip --json)
+        result=$(python3 -c "import json,sys;m,f=json.loads(sys.argv[1]),json.loads(sys.argv[2]);print(json.dumps({'maxRecordsPerSecond':m['recordsPerSecond'],'records':f['records'],'p99Ms':f['latencyMsP99'],'rssKiB':int(sys.argv[3])}))" "$max" "$fixed" "$(rss_kib "$DPID")")
       else
         result=$(BENCH_TOKEN=$token python3 Benchmarks/baselines.py scan "$URL" com.contoso.outlook -2h now "${what%-read}")
       fi
       after=$(cpu_ticks "$DPID")
-      echo "{\"side\":\"$side\",\"round\":$round,\"what\":\"$what\",\"daemonCpuSeconds\":$(((after - before)))e-2,\"result\":$result}" |
+      faulted=$(($(minor_faults "$DPID") - faults))
+      echo "{\"side\":\"$side\",\"round\":$round,\"what\":\"$what\",\"daemonCpuSeconds\":$(((after - before)))e-2,\"minorFaults\":$faulted,\"result\":$result}" |
         tee -a "$OUT/ab.jsonl"
     done
     stop
@@ -115,7 +146,9 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 print("| measurement | A | B | B / A |")
 print("|---|---|---|---|")
 def pick(r, metric):
-    if metric == "daemonCpuSeconds":
+    if metric in ("daemonCpuSeconds", "minorFaults"):
+        if r["what"] == "ingest":  # per 100,000 records at the fixed rate
+            return r[metric] * 100000.0 / max(r["result"]["records"], 1)
         return r[metric]
     if "." in metric:  # stats: enrollment.rollupsEventsPerSecond
         outer, inner = metric.split(".")
@@ -123,9 +156,11 @@ def pick(r, metric):
     return r["result"].get(metric)
 for what, key in (("json", "matchedPerSecond"), ("ndjson", "matchedPerSecond"), ("bundle", "recordsPerSecond"),
                   ("json-read", "matchedPerSecond"), ("ndjson-read", "matchedPerSecond"), ("bundle-read", "recordsPerSecond"),
-                  ("stats", None)):
-    metrics = [key, "daemonCpuSeconds", "firstByteMsMax"] if key else [
+                  ("stats", None), ("ingest", "maxRecordsPerSecond")):
+    metrics = [key, "daemonCpuSeconds", "minorFaults", "firstByteMsMax"] if key else [
         "enrollment.rollupsEventsPerSecond", "launches.rollupsEventsPerSecond", "actions.rollupsEventsPerSecond"]
+    if what == "ingest":
+        metrics = [key, "daemonCpuSeconds", "minorFaults", "p99Ms", "rssKiB"]
     for metric in metrics:
         vals = {}
         for side in ("a", "b"):

@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Installs the system packages mamtelemetryd builds, runs and tests with (Debian 12).
 # Safe to run again: apt-get skips what is installed. Pass "test" for the test-only tools,
-# "bench" for the benchmark's peers.
+# "bench" for the benchmark's peers, "soak" for the soak's tools.
 set -euo pipefail
 need=(pkg-config zlib1g-dev libsystemd-dev libsqlite3-dev libarchive-dev systemd curl)
 if [[ "${1:-}" == "test" ]]; then
   # chromium: the browser the console tests drive (Playwright launches it by path).
   # dpkg-dev and groff-base: the package test builds the .deb and renders its man pages.
   need+=(unzip prometheus python3-venv chromium dpkg-dev groff-base)
+fi
+if [[ "${1:-}" == "test" || "${1:-}" == "soak" ]]; then
+  # sqlite3: the soak (scripts/soak.sh) reads the store's size and record count with it.
+  need+=(sqlite3)
+fi
+if [[ "${1:-}" == "soak" ]]; then
+  # gnuplot-nox: the plot `make soak` puts into BENCHMARKS.md (the test step needs none).
+  need+=(gnuplot-nox)
 fi
 if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
   # Debian's ClickHouse (18.16): the ClickHouse backend's tests and the benchmark's peer run

@@ -14,6 +14,9 @@
 #   7. the .deb built from this tree (debug binaries) and installed into a throw-away root;
 #   8. `swift format lint --strict` with the checked-in .swift-format (generated code excluded);
 #   9. the Prometheus rules under dashboards/ with `promtool test rules` (scripts/alert-rules.sh).
+#  10. a five-minute soak of the debug daemon (scripts/soak.sh --short): steady ingest with
+#      queries, a follow stream, bundles, retention by size and age and compaction; fails on
+#      any error, on the store passing its cap by more than 10%, or on RSS stepping up.
 # Under CI=true the build treats warnings in our targets as errors (see Package.swift).
 # Every step runs; the script fails if any step failed.
 set -uo pipefail
@@ -46,6 +49,7 @@ step "clickhouse smoke" ./scripts/clickhouse/smoke.sh
 step "clickhouse contract" ./scripts/clickhouse/contract.sh
 step "bench smoke" env BENCH_BIN=.build/debug ./scripts/bench.sh --smoke
 step "deb package" ./scripts/deb-test.sh
+step "soak (5 min)" ./scripts/soak.sh --short
 # The Swift suite last, so its summary closes the log. Serially: the integration tests
 # start daemons, journald and Prometheus, and on two cores parallel runs starve each other.
 step "swift test" swift test --skip-build --no-parallel

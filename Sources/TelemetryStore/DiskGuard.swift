@@ -158,7 +158,7 @@ public final class DiskGuard: Service, Sendable {
         let wakeups = Wakeups()
         let commits = self.commits?()
         wakeups.ring(.timer)
-        try? await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await wakeups.run(interval: { self.configuration().checkInterval }, commits: commits) { _ in
                 self.check()
                 await self.keepFloor()

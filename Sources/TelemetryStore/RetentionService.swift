@@ -181,7 +181,7 @@ public final class RetentionService: Service, Sendable {
         let wakeups = Wakeups()
         let commits = self.commits?()
         wakeups.ring(.timer)
-        try? await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await wakeups.run(interval: { .seconds(max(1, self.policy().passIntervalSeconds)) }, commits: commits) { reasons in
                 do {
                     if reasons.contains(.timer) {

@@ -24,7 +24,7 @@ final class Wakeups: Sendable {
     }
 
     func ring(_ reason: Wakeup) {
-        pending.withLock { $0.insert(reason) }
+        _ = pending.withLock { $0.insert(reason) }
         bell.yield()
     }
 

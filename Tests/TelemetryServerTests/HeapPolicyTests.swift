@@ -37,10 +37,13 @@ import Testing
     @Test func theServiceTrimsOnGrowthAsWellAsOnItsInterval() {
         let step = HeapPolicy.growthBeforeTrim
         let interval = Duration.seconds(10)
-        #expect(!HeapTrimService.trimDue(anonymousBytes: 100 << 20, afterLastTrim: 100 << 20, sinceLastTrim: .seconds(1), interval: interval))
         #expect(
-            HeapTrimService.trimDue(anonymousBytes: (100 << 20) + step, afterLastTrim: 100 << 20, sinceLastTrim: .seconds(1), interval: interval))
-        #expect(HeapTrimService.trimDue(anonymousBytes: 100 << 20, afterLastTrim: 100 << 20, sinceLastTrim: .seconds(10), interval: interval))
+            !HeapTrimService.trimDue(anonymousBytes: 100 << 20, afterLastTrim: 100 << 20, sinceLastTrim: .seconds(1), interval: interval))
+        #expect(
+            HeapTrimService.trimDue(
+                anonymousBytes: (100 << 20) + step, afterLastTrim: 100 << 20, sinceLastTrim: .seconds(1), interval: interval))
+        #expect(
+            HeapTrimService.trimDue(anonymousBytes: 100 << 20, afterLastTrim: 100 << 20, sinceLastTrim: .seconds(10), interval: interval))
         #expect(!HeapTrimService.trimDue(anonymousBytes: nil, afterLastTrim: 100 << 20, sinceLastTrim: .seconds(9), interval: interval))
     }
 }

@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# Hours of steady load against one daemon, watching what a long-running service must keep
+# flat: memory, disk against its cap, descriptors, threads, query latency, errors.
+#
+#   scripts/soak.sh                      the soak (`make soak`): 120 min, release build
+#   scripts/soak.sh --short              5 min on the debug build, short retention interval, as
+#                                        a test step (scripts/test.sh): fails on any error, on a
+#                                        cap overshoot (> 10%) or on RSS stepping up across
+#                                        retention passes
+#   scripts/soak.sh --minutes N --rate R --update-benchmarks --out DIR
+#                                        SOAK_NOTE="..." adds a sentence about the run (its
+#                                        machine, why it was cut short) to BENCHMARKS.md
+#
+# What runs, all at once, for the whole duration:
+#   - ingest at half the maximum rate (measured first with a 10 s closed loop, or --rate):
+#     `mamtelemetryctl bench --live`, which stamps every record with a fresh eventId and the
+#     current time, so nothing is a duplicate and the store keeps growing;
+#   - retention by size (prod cap SOAK_CAP_BYTES) and by age (verbose and other logs age out
+#     within minutes: fractional days), with the growth trigger and the timer; compaction on;
+#   - queries every sample: a window with no record (before the soak began) and the last minute
+#     of one app; a follow stream of one device; a bundle of that device every minute.
+# Every sample (30 s; 10 s with --short) records RSS (anonymous and file-backed, read before
+# the sample's own queries, and the peak since the last sample), descriptors, threads, the
+# store's live bytes (what the cap bounds) and its files on disk, both queries' latency,
+# bundle latency and errors. At the end, acknowledged records are checked against the
+# store (records now stored + records retention deleted), a table and a plot (gnuplot) are
+# written to the output directory, and --update-benchmarks puts them into BENCHMARKS.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+MINUTES=120
+SHORT=0
+RATE=""
+OUT=""
+UPDATE=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --short) SHORT=1 ;;
+    --minutes) MINUTES=$2; shift ;;
+    --rate) RATE=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    --update-benchmarks) UPDATE=1 ;;
+    *) echo "usage: $0 [--short] [--minutes N] [--rate R] [--out DIR] [--update-benchmarks]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [ "$SHORT" = 1 ]; then
+  [ "$MINUTES" = 120 ] && MINUTES=5
+  SAMPLE=${SOAK_SAMPLE_SECONDS:-10}
+  BIN=${SOAK_BIN:-$ROOT/.build/debug}
+  CAP=${SOAK_CAP_BYTES:-48000000}
+  RETENTION_INTERVAL=20
+  # Days as fractions: verbose logs 2 min, other logs 4 min; events go by size.
+  VERBOSE_DAYS=0.0014
+  LOGS_DAYS=0.0028
+else
+  SAMPLE=${SOAK_SAMPLE_SECONDS:-30}
+  BIN=${SOAK_BIN:-}
+  CAP=${SOAK_CAP_BYTES:-1000000000}
+  RETENTION_INTERVAL=60
+  # Verbose logs 5 min, other logs 10 min; events go by size.
+  VERBOSE_DAYS=0.0035
+  LOGS_DAYS=0.007
+fi
+EVENTS_DAYS=1
+SECONDS_TOTAL=$((MINUTES * 60))
+
+install_missing() {
+  local pkgs=()
+  command -v sqlite3 >/dev/null || pkgs+=(sqlite3)
+  command -v curl >/dev/null || pkgs+=(curl)
+  command -v gnuplot >/dev/null || pkgs+=(gnuplot-nox)
+  if [ ${#pkgs[@]} -gt 0 ]; then
+    echo "== installing ${pkgs[*]}"
+    local sudo=""
+    [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${pkgs[@]}" >/dev/null ||
+      { $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${pkgs[@]}" >/dev/null; }
+  fi
+}
+install_missing
+
+if [ -z "$BIN" ]; then
+  SCRATCH=${SOAK_SCRATCH:-.build-release}
+  echo "== building release (scratch $SCRATCH)"
+  swift build -c release --scratch-path "$SCRATCH" --product mamtelemetryd
+  swift build -c release --scratch-path "$SCRATCH" --product mamtelemetryctl
+  BIN=$ROOT/$SCRATCH/release
+fi
+DAEMON=$BIN/mamtelemetryd
+CTL=$BIN/mamtelemetryctl
+
+TMP=$(mktemp -d /tmp/mamtelemetry-soak.XXXXXX)
+[ -n "$OUT" ] || OUT=$TMP/out
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$TMP/data"
+}
+trap cleanup EXIT INT TERM
+
+PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+URL=http://127.0.0.1:$PORT
+DATA=$TMP/data
+mkdir -p "$DATA"
+"$DAEMON" --data-dir "$DATA" --listen "127.0.0.1:$PORT" \
+  --retention-prod-max-bytes "$CAP" --retention-prod-events-days "$EVENTS_DAYS" \
+  --retention-prod-logs-days "$LOGS_DAYS" --retention-prod-verbose-logs-days "$VERBOSE_DAYS" \
+  --retention-interval-seconds "$RETENTION_INTERVAL" >"$OUT/daemon.log" 2>&1 &
+DPID=$!
+PIDS+=("$DPID")
+for _ in $(seq 1 100); do curl -fsS "$URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -fsS "$URL/healthz" >/dev/null
+TOKEN=$(cat "$DATA/admin.token")
+export MAMTELEMETRY_URL=$URL MAMTELEMETRY_TOKEN=$TOKEN
+AUTH=(-H "Authorization: Bearer $TOKEN")
+START_MS=$(date +%s%3N)
+
+echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/machine.txt"
+RATE_MEASURED=0
+if [ -z "$RATE" ]; then
+  RATE_MEASURED=1
+  echo "== maximum ingest (10 s closed loop, live records)"
+  "$CTL" bench --live --duration 10 --concurrency 16 --batch-size 500 --encoding identity --json >"$OUT/max.json"
+  RATE=$(python3 -c "import json;print(int(json.load(open('$OUT/max.json'))['recordsPerSecond'] / 2))")
+fi
+echo "== soak: $MINUTES min at $RATE records/s, prod cap $CAP bytes, sample every $SAMPLE s" | tee -a "$OUT/machine.txt"
+
+# The load for the whole soak; its JSON (acknowledged records, errors, latency) comes at the end.
+"$CTL" bench --live --rate "$RATE" --duration "$SECONDS_TOTAL" --concurrency 64 --batch-size 500 --encoding identity \
+  --json >"$OUT/load.json" 2>"$OUT/load.err" &
+LOADPID=$!
+PIDS+=("$LOADPID")
+
+# One device of the load, for the follow stream and the bundles.
+DEVICE=""
+for _ in $(seq 1 50); do
+  DEVICE=$(curl -fsS "${AUTH[@]}" "$URL/v1/events?limit=1" 2>/dev/null |
+    python3 -c 'import json,sys;r=json.load(sys.stdin)["events"];print(r[0]["deviceId"] if r else "")' 2>/dev/null || true)
+  [ -n "$DEVICE" ] && break
+  sleep 0.2
+done
+[ -n "$DEVICE" ] || { echo "no record arrived"; exit 1; }
+curl -sN "${AUTH[@]}" -H "Accept: application/x-ndjson" "$URL/v1/events?follow=true&device=$DEVICE" >"$OUT/follow.ndjson" 2>/dev/null &
+FOLLOWPID=$!
+PIDS+=("$FOLLOWPID")
+
+GAP_SINCE=$((START_MS - 7200000))
+GAP_UNTIL=$((START_MS - 3600000))
+# Milliseconds a GET took, or "err" when it did not answer 200.
+timed_get() {
+  local out
+  out=$(curl -s -o "$2" -w '%{http_code} %{time_total}' "${AUTH[@]}" "$URL$1" 2>/dev/null || echo "000 0")
+  if [ "${out%% *}" = 200 ]; then python3 -c "print(round(${out##* } * 1000, 1))"; else echo err; fi
+}
+metric_sum() { # metric_sum NAME [LABEL-SUBSTRING]: the sum of a metric's series
+  python3 - "$1" "${2:-}" "$OUT/metrics.txt" <<'PY'
+import sys
+name, match, path = sys.argv[1], sys.argv[2], sys.argv[3]
+total = 0.0
+for line in open(path):
+    if line.startswith(name) and (line[len(name)] in " {") and match in line:
+        total += float(line.rsplit(" ", 1)[1])
+print(int(total))
+PY
+}
+used_bytes() {
+  sqlite3 "file:$DATA/prod/records.sqlite?mode=ro" "PRAGMA page_count; PRAGMA freelist_count; PRAGMA page_size;" 2>/dev/null |
+    python3 -c 'import sys;p,f,s=[int(x) for x in sys.stdin.read().split()];print((p-f)*s)' 2>/dev/null || echo 0
+}
+
+printf 't_s\trss_kib\tanon_kib\tfile_kib\tfds\tthreads\tused_bytes\tdisk_bytes\tnomatch_ms\tmatch_ms\tbundle_ms\terrors\tacked\tretained\tfollow_lines\tretention_passes\tpeak_rss_kib\n' >"$OUT/samples.tsv"
+ERRORS=0
+NEXT_BUNDLE=0
+BUNDLE_MS=""
+T0=$(date +%s)
+while :; do
+  NOW=$(date +%s)
+  T=$((NOW - T0))
+  [ "$T" -gt "$SECONDS_TOTAL" ] && break
+  kill -0 "$DPID" 2>/dev/null || { echo "the daemon exited"; ERRORS=$((ERRORS + 1)); break; }
+  # Memory first, before this sample's own queries and bundle: the RSS under the steady load,
+  # and the highest RSS since the last sample (VmHWM, reset after each read), which takes in
+  # the bundles and queries in between.
+  read -r RSS ANON FILE THREADS PEAK < <(awk '/^VmRSS:/{r=$2}/^RssAnon:/{a=$2}/^RssFile:/{f=$2}/^Threads:/{t=$2}/^VmHWM:/{h=$2}END{print r, a, f, t, h}' "/proc/$DPID/status")
+  echo 5 >"/proc/$DPID/clear_refs" 2>/dev/null || true
+  NOMATCH=$(timed_get "/v1/events?since=$GAP_SINCE&until=$GAP_UNTIL&limit=1000" /dev/null)
+  MATCH=$(timed_get "/v1/events?since=-1m&app=com.contoso.outlook&limit=1000" /dev/null)
+  [ "$NOMATCH" = err ] && ERRORS=$((ERRORS + 1))
+  [ "$MATCH" = err ] && ERRORS=$((ERRORS + 1))
+  if [ "$T" -ge "$NEXT_BUNDLE" ]; then
+    BUNDLE_MS=$(timed_get "/v1/bundles?device=$DEVICE&since=-10m" "$TMP/bundle.zip")
+    if [ "$BUNDLE_MS" = err ] || ! python3 -c "import zipfile,sys;z=zipfile.ZipFile(sys.argv[1]);assert z.testzip() is None;z.read('manifest.json')" "$TMP/bundle.zip" 2>/dev/null; then
+      ERRORS=$((ERRORS + 1))
+      BUNDLE_MS=err
+    fi
+    NEXT_BUNDLE=$((T + 60))
+  fi
+  kill -0 "$FOLLOWPID" 2>/dev/null || { echo "the follow stream ended"; ERRORS=$((ERRORS + 1)); }
+  curl -fsS "${AUTH[@]}" "$URL/metrics" >"$OUT/metrics.txt" 2>/dev/null || ERRORS=$((ERRORS + 1))
+  # Any answer the daemon gave other than 2xx counts (refusals under load included).
+  REFUSED=$(python3 - "$OUT/metrics.txt" <<'PY'
+import re, sys
+n = 0
+for line in open(sys.argv[1]):
+    if line.startswith("mamtelemetry_http_requests_total{"):
+        m = re.search(r'status="(\d+)"', line)
+        if m and not m.group(1).startswith("2"):
+            n += int(float(line.rsplit(" ", 1)[1]))
+print(n)
+PY
+)
+  FDS=$(ls "/proc/$DPID/fd" | wc -l)
+  USED=$(used_bytes)
+  DISK=$(du -cb "$DATA"/prod/records.sqlite* 2>/dev/null | tail -1 | cut -f1)
+  ACKED=$(metric_sum mamtelemetry_records_accepted_total)
+  RETAINED=$(metric_sum mamtelemetry_retention_deleted_records_total)
+  PASSES=$(metric_sum mamtelemetry_retention_passes_total)
+  FOLLOWED=$(wc -l <"$OUT/follow.ndjson")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$T" "$RSS" "$ANON" "$FILE" "$FDS" "$THREADS" "$USED" \
+    "$DISK" "$NOMATCH" "$MATCH" "${BUNDLE_MS:-}" "$((ERRORS + REFUSED))" "$ACKED" "$RETAINED" "$FOLLOWED" "$PASSES" "$PEAK" |
+    tee -a "$OUT/samples.tsv"
+  BUNDLE_MS=""
+  SLEEP=$((T0 + T + SAMPLE - $(date +%s)))
+  [ "$SLEEP" -gt 0 ] && sleep "$SLEEP"
+done
+
+wait "$LOADPID" || ERRORS=$((ERRORS + 1))
+# Let the last commits and a retention pass settle, then stop the daemon and count what it holds.
+sleep 2
+curl -fsS "${AUTH[@]}" "$URL/metrics" >"$OUT/metrics.txt"
+RETAINED=$(metric_sum mamtelemetry_retention_deleted_records_total)
+ACCEPTED=$(metric_sum mamtelemetry_records_accepted_total)
+kill "$FOLLOWPID" 2>/dev/null || true
+kill -TERM "$DPID"
+wait "$DPID" || true
+STORED=$(sqlite3 "$DATA/prod/records.sqlite" "SELECT COALESCE(SUM(count), 0) FROM batch")
+STORED_PPE=$(sqlite3 "$DATA/ppe/records.sqlite" "SELECT COALESCE(SUM(count), 0) FROM batch" 2>/dev/null || echo 0)
+# The daemon's own log lines at error or above (stderr: "TIME LEVEL mamtelemetryd: ...").
+grep -cE '^[^ ]+ (error|critical) ' "$OUT/daemon.log" >"$OUT/daemon-errors.txt" || true
+
+python3 "$ROOT/scripts/soak-report.py" --out "$OUT" --cap "$CAP" --rate "$RATE" --minutes "$MINUTES" --short "$SHORT" \
+  --stored $((STORED + STORED_PPE)) --retained "$RETAINED" --accepted "$ACCEPTED" --errors "$ERRORS" \
+  --command "scripts/soak.sh$([ "$SHORT" = 1 ] && echo ' --short') --minutes $MINUTES" \
+  --rate-measured "$RATE_MEASURED" --note "${SOAK_NOTE:-}" $([ "$UPDATE" = 1 ] && echo "--benchmarks $ROOT/BENCHMARKS.md")

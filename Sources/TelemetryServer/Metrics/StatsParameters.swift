@@ -24,13 +24,7 @@ struct StatsParameters: Sendable {
             guard let v = p.get(name), !v.isEmpty else { return nil }
             return v
         }
-        var env = TelemetryEnvironment.prod
-        if let e = value("env") {
-            guard let parsed = TelemetryEnvironment(rawValue: e.lowercased()) else {
-                throw APIError.badRequest("invalid_parameter", "env must be prod or ppe, not '\(e)'")
-            }
-            env = parsed
-        }
+        let env = try value("env").map(EnvironmentParameter.parse) ?? .prod
         func time(_ name: String, default fallback: Int64) throws -> Int64 {
             guard let text = value(name) else { return fallback }
             guard let t = TimeExpression.parse(text, now: now) else {

@@ -19,12 +19,7 @@ enum QueryParameters {
             return v
         }
         var q = RecordQuery(kind: kind, presenter: visibility)
-        if let env = value("env") {
-            guard let e = TelemetryEnvironment(rawValue: env.lowercased()) else {
-                throw APIError.badRequest("invalid_parameter", "env must be prod or ppe, not '\(env)'")
-            }
-            q.env = e
-        }
+        if let env = value("env") { q.env = try EnvironmentParameter.parse(env) }
         q.app = value("app")
         q.device = value("device")
         q.session = value("session")

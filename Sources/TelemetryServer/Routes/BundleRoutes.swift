@@ -45,13 +45,7 @@ struct BundleRoutes: Sendable {
             }
             return ms
         }
-        var env: TelemetryEnvironment?
-        if let raw = value("env") {
-            guard let e = TelemetryEnvironment(rawValue: raw) else {
-                throw APIError.badRequest("invalid_parameter", "'env' must be prod or ppe")
-            }
-            env = e
-        }
+        let env = try value("env").map(EnvironmentParameter.parse)
         var format = ArchiveFormat.zip
         if let raw = value("format") {
             guard let f = ArchiveFormat(rawValue: raw == "tgz" ? "tar.gz" : raw) else {

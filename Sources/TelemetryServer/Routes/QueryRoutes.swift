@@ -56,6 +56,7 @@ struct QueryRoutes: Sendable {
         let visibility = RecordVisibility(principal: context.principal, pseudonymizer: pseudonymizer)
         var view = IncidentView(incident: incident, levels: levels)
         view.identity = visibility.identity(view.identity)
+        view.descriptionWithheld = !visibility.piiAllowed && incident.description?.isEmpty == false
         view.description = visibility.freeText(view.description)
         return try .json(view)
     }
@@ -71,6 +72,9 @@ struct IncidentView: Encodable {
     var sessionId: String?
     var identity: String?
     var description: String?
+    /// Whether `description` is withheld from this caller, so a client can say that a token
+    /// with the `pii` scope shows the user's words (as `GET /v1/incidents` does).
+    var descriptionWithheld = false
     var createdAt: String
     var firstTime: String?
     var lastTime: String?

@@ -151,9 +151,9 @@ import Testing
         }
     }
 
-    /// `env=` means the same on every support route: `prod` or `ppe` in any case, anything
-    /// else a 400 naming the value (bundles took only lower case).
-    @Test func envIsParsedAlikeOnEveryRoute() async throws {
+    /// `env=` and the times mean the same on every support route: `prod` or `ppe` in any case,
+    /// a time in one of the three forms; anything else a 400 naming the parameter and value.
+    @Test func envAndTimesAreParsedAlikeOnEveryRoute() async throws {
         try await IngestHarness.run { h in
             #expect(try await h.post("/v1/logs", Self.log("dev-e", "one")).status == .ok)
             let routes = [
@@ -165,6 +165,11 @@ import Testing
                 #expect(upper.status == .ok, "\(route): \(upper.body)")
                 let wrong = try await get(h, route + "env=Staging")
                 #expect(wrong.status == .badRequest && wrong.errorMessage.contains("'Staging'"), "\(route): \(wrong.body)")
+                guard !route.hasPrefix("/v1/devices") else { continue }  // a lookup takes no window
+                let time = try await get(h, route + "since=yesterday")
+                #expect(
+                    time.status == .badRequest && time.errorMessage.hasPrefix("since 'yesterday' is not RFC 3339"), "\(route): \(time.body)"
+                )
             }
         }
     }

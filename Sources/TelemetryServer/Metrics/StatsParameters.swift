@@ -27,11 +27,7 @@ struct StatsParameters: Sendable {
         let env = try value("env").map(EnvironmentParameter.parse) ?? .prod
         func time(_ name: String, default fallback: Int64) throws -> Int64 {
             guard let text = value(name) else { return fallback }
-            guard let t = TimeExpression.parse(text, now: now) else {
-                throw APIError.badRequest(
-                    "invalid_parameter", "\(name) '\(text)' is not RFC 3339, epoch milliseconds, or relative like -15m, -2h, -7d")
-            }
-            return t
+            return try TimeParameter.parse(name, text, now: now)
         }
         let until = try time("until", default: now)
         let since = try time("since", default: until - defaultWindow)

@@ -43,13 +43,7 @@ enum QueryParameters {
             q.minLevel = l
         }
         for (name, keyPath) in [("since", \RecordQuery.since), ("until", \RecordQuery.until)] {
-            if let text = value(name) {
-                guard let t = TimeExpression.parse(text, now: now) else {
-                    throw APIError.badRequest(
-                        "invalid_parameter", "\(name) '\(text)' is not RFC 3339, epoch milliseconds, or relative like -15m, -2h, -7d")
-                }
-                q[keyPath: keyPath] = t
-            }
+            if let text = value(name) { q[keyPath: keyPath] = try TimeParameter.parse(name, text, now: now) }
         }
         if let order = value("order") {
             guard let o = RecordQuery.Order(rawValue: order.lowercased()) else {

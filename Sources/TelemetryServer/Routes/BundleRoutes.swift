@@ -39,11 +39,7 @@ struct BundleRoutes: Sendable {
         let now = clock.nowMilliseconds()
         func time(_ name: String) throws -> Int64? {
             guard let raw = value(name) else { return nil }
-            guard let ms = TimeExpression.parse(raw, now: now) else {
-                throw APIError.badRequest(
-                    "invalid_parameter", "'\(name)' must be RFC 3339, epoch ms or a relative time like -2h; got '\(raw)'")
-            }
-            return ms
+            return try TimeParameter.parse(name, raw, now: now)
         }
         let env = try value("env").map(EnvironmentParameter.parse)
         var format = ArchiveFormat.zip

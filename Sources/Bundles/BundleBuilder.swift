@@ -165,7 +165,8 @@ public struct BundleBuilder: Sendable {
         defer { timelineFile.remove() }
         if let incident = bundle.incident {
             var shown = redactor
-            timeline.addUpload(incident, description: shown.freeText(incident.description))
+            let withheld = redactor.enabled && incident.description?.isEmpty == false
+            timeline.addUpload(incident, description: shown.freeText(incident.description), withheld: withheld)
         }
         try timeline.render(header: header(bundle, redaction: redactor.enabled) + summary.storyLines(), into: timelineFile)
         files.append(try await ArchiveMember.write(timelineFile, into: archive, sink: &sink))

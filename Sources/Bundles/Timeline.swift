@@ -88,13 +88,16 @@ struct Timeline {
     }
 
     /// The user's diagnostic upload as a moment of the story: when it arrived, how many records
-    /// it shared and the first line of the user's description (as the caller may see it).
-    mutating func addUpload(_ incident: Incident, description: String?) {
+    /// it shared and the first line of the user's description (as the caller may see it; when
+    /// `withheld`, the line says how to get the words).
+    mutating func addUpload(_ incident: Incident, description: String?, withheld: Bool) {
         var lines = [
             "UPLOAD          \(incident.id): the user shared \(incident.recordCount) log record\(incident.recordCount == 1 ? "" : "s") with support"
         ]
         if let first = description?.split(separator: "\n", omittingEmptySubsequences: true).first {
-            lines.append("    -> the user wrote: \"\(Self.clip(String(first)))\"")
+            lines.append(
+                "    -> the user wrote: \"\(Self.clip(String(first)))\""
+                    + (withheld ? " (withheld: a bundle by a token with the pii scope shows the words)" : ""))
         }
         entries.append(Entry(time: incident.createdAt, seq: seq, lines: lines))
         seq += 1

@@ -38,7 +38,7 @@ struct BundleCommand: AsyncParsableCommand {
             guard [incident, device, identity, app, session].contains(where: { !($0 ?? "").isEmpty }) else {
                 throw ValidationError("a bundle needs at least one scope: --incident, --device, --identity, --app or --session")
             }
-            if let env, TelemetryEnvironment(rawValue: env) == nil { throw ValidationError("--env must be prod or ppe") }
+            if let env, TelemetryEnvironment(rawValue: env.lowercased()) == nil { throw ValidationError("--env must be prod or ppe") }
             guard Self.format(format) != nil else { throw ValidationError("--format must be zip or tar.gz") }
         }
 

@@ -56,6 +56,7 @@ struct BundleContentTests {
         #expect(timeline.contains("-> next step: Assign an Intune license to the user"))
         #expect(timeline.contains("UPLOAD          MAM-7K2Q-9XPF: the user shared 2 log records with support"))
         #expect(timeline.contains("-> the user wrote: \"[withheld: "), "the description is withheld without pii: \(timeline)")
+        #expect(timeline.contains("\" (withheld: a bundle by a token with the pii scope shows the words)"), "\(timeline)")
         #expect(timeline.contains("enrollment state unknown for user-") && timeline.contains("(shared in MAM-7K2Q-9XPF)"))
         // The upload sits in time order: after the shared error (3 h 40 min), before nothing later.
         let upload = try #require(timeline.range(of: "UPLOAD  "))
@@ -65,7 +66,8 @@ struct BundleContentTests {
 
         // With pii the user's own words are there.
         let pii = try await f.bundle(BundleRequest(incident: BundleFixture.incidentID, piiAllowed: true))
-        #expect(try pii.member("timeline.txt").contains("-> the user wrote: \"cannot open mail, call \(BundleFixture.alice)\""))
+        let piiTimeline = try pii.member("timeline.txt")
+        #expect(piiTimeline.contains("-> the user wrote: \"cannot open mail, call \(BundleFixture.alice)\"\n"), "\(piiTimeline)")
         await f.close()
     }
 

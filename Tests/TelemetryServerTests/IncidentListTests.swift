@@ -91,6 +91,12 @@ import Testing
             #expect(incident["descriptionWithheld"] as? Bool == true)
             #expect((incident["description"] as? String)?.hasPrefix("[withheld") == true)
             #expect((incident["identity"] as? String)?.hasPrefix("user-") == true)
+            // The incident itself says so too, and with pii shows the words.
+            let id = try #require(incident["id"] as? String)
+            let detail = try await get(h, "/v1/incidents/\(id)", token: read).json
+            #expect(detail["descriptionWithheld"] as? Bool == true && (detail["description"] as? String)?.hasPrefix("[withheld") == true)
+            let full = try await get(h, "/v1/incidents/\(id)").json
+            #expect(full["descriptionWithheld"] as? Bool == false && full["description"] as? String == "jane@contoso.com cannot sign in")
         }
     }
 }

@@ -150,4 +150,27 @@ import Testing
             #expect(try await get(h, "/v1/logs?span=2m").status == .badRequest)
         }
     }
+
+    /// `env=` and the times mean the same on every support route: `prod` or `ppe` in any case,
+    /// a time in one of the three forms; anything else a 400 naming the parameter and value.
+    @Test func envAndTimesAreParsedAlikeOnEveryRoute() async throws {
+        try await IngestHarness.run { h in
+            #expect(try await h.post("/v1/logs", Self.log("dev-e", "one")).status == .ok)
+            let routes = [
+                "/v1/logs?", "/v1/events?", "/v1/incidents?", "/v1/devices?match=dev-e&", "/v1/stats/apps?", "/v1/stats/enrollment?",
+                "/v1/bundles?device=dev-e&",
+            ]
+            for route in routes {
+                let upper = try await get(h, route + "env=PROD")
+                #expect(upper.status == .ok, "\(route): \(upper.body)")
+                let wrong = try await get(h, route + "env=Staging")
+                #expect(wrong.status == .badRequest && wrong.errorMessage.contains("'Staging'"), "\(route): \(wrong.body)")
+                guard !route.hasPrefix("/v1/devices") else { continue }  // a lookup takes no window
+                let time = try await get(h, route + "since=yesterday")
+                #expect(
+                    time.status == .badRequest && time.errorMessage.hasPrefix("since 'yesterday' is not RFC 3339"), "\(route): \(time.body)"
+                )
+            }
+        }
+    }
 }

@@ -25,20 +25,10 @@ struct StatsParameters: Sendable {
     /// without naming it.
     static func parse(_ p: CallerQuery, now: Int64, apps: Set<String>?) throws -> StatsParameters {
         let value = p.value
-        var env = TelemetryEnvironment.prod
-        if let e = value("env") {
-            guard let parsed = TelemetryEnvironment(rawValue: e.lowercased()) else {
-                throw APIError.badRequest("invalid_parameter", "env must be prod or ppe, not '\(e)'")
-            }
-            env = parsed
-        }
+        let env = try value("env").map(EnvironmentParameter.parse) ?? .prod
         func time(_ name: String, default fallback: Int64) throws -> Int64 {
             guard let text = value(name) else { return fallback }
-            guard let t = TimeExpression.parse(text, now: now) else {
-                throw APIError.badRequest(
-                    "invalid_parameter", "\(name) '\(text)' is not RFC 3339, epoch milliseconds, or relative like -15m, -2h, -7d")
-            }
-            return t
+            return try TimeParameter.parse(name, text, now: now)
         }
         let until = try time("until", default: now)
         let since = try time("since", default: until.saturatingSubtracting(defaultWindow))

@@ -17,12 +17,7 @@ enum QueryParameters {
         let value = p.value
         var q = RecordQuery(kind: kind, presenter: visibility)
         q.apps = apps
-        if let env = value("env") {
-            guard let e = TelemetryEnvironment(rawValue: env.lowercased()) else {
-                throw APIError.badRequest("invalid_parameter", "env must be prod or ppe, not '\(env)'")
-            }
-            q.env = e
-        }
+        if let env = value("env") { q.env = try EnvironmentParameter.parse(env) }
         q.app = value("app")
         q.device = value("device")
         q.session = value("session")
@@ -46,13 +41,7 @@ enum QueryParameters {
             q.minLevel = l
         }
         for (name, keyPath) in [("since", \RecordQuery.since), ("until", \RecordQuery.until)] {
-            if let text = value(name) {
-                guard let t = TimeExpression.parse(text, now: now) else {
-                    throw APIError.badRequest(
-                        "invalid_parameter", "\(name) '\(text)' is not RFC 3339, epoch milliseconds, or relative like -15m, -2h, -7d")
-                }
-                q[keyPath: keyPath] = t
-            }
+            if let text = value(name) { q[keyPath: keyPath] = try TimeParameter.parse(name, text, now: now) }
         }
         if let order = value("order") {
             guard let o = RecordQuery.Order(rawValue: order.lowercased()) else {

@@ -36,19 +36,9 @@ struct BundleRoutes: Sendable {
         let now = clock.nowMilliseconds()
         func time(_ name: String) throws -> Int64? {
             guard let raw = value(name) else { return nil }
-            guard let ms = TimeExpression.parse(raw, now: now) else {
-                throw APIError.badRequest(
-                    "invalid_parameter", "'\(name)' must be RFC 3339, epoch ms or a relative time like -2h; got '\(raw)'")
-            }
-            return ms
+            return try TimeParameter.parse(name, raw, now: now)
         }
-        var env: TelemetryEnvironment?
-        if let raw = value("env") {
-            guard let e = TelemetryEnvironment(rawValue: raw) else {
-                throw APIError.badRequest("invalid_parameter", "'env' must be prod or ppe")
-            }
-            env = e
-        }
+        let env = try value("env").map(EnvironmentParameter.parse)
         var format = ArchiveFormat.zip
         if let raw = value("format") {
             guard let f = ArchiveFormat(rawValue: raw == "tgz" ? "tar.gz" : raw) else {

@@ -33,13 +33,7 @@ struct DeviceRoutes: Sendable {
             guard let text = value("match") else {
                 throw APIError.badRequest("missing_parameter", "match is required: the device id, or its first characters")
             }
-            var env = TelemetryEnvironment.prod
-            if let raw = value("env") {
-                guard let e = TelemetryEnvironment(rawValue: raw.lowercased()) else {
-                    throw APIError.badRequest("invalid_parameter", "env must be prod or ppe, not '\(raw)'")
-                }
-                env = e
-            }
+            let env = try value("env").map(EnvironmentParameter.parse) ?? .prod
             var limit = 10
             if let raw = value("limit") {
                 guard let n = Int(raw), (1...100).contains(n) else {

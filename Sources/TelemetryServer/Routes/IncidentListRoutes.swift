@@ -79,12 +79,7 @@ struct IncidentListRoutes: Sendable {
             return v
         }
         var q = IncidentQuery(app: value("app"), device: value("device"))
-        if let raw = value("env") {
-            guard let env = TelemetryEnvironment(rawValue: raw.lowercased()) else {
-                throw APIError.badRequest("invalid_parameter", "env must be prod or ppe, not '\(raw)'")
-            }
-            q.env = env
-        }
+        if let raw = value("env") { q.env = try EnvironmentParameter.parse(raw) }
         q.since = try value("since").map { try TimeParameter.parse("since", $0, now: now) }
         q.until = try value("until").map { try TimeParameter.parse("until", $0, now: now) }
         if let limit = value("limit") {

@@ -960,7 +960,7 @@ enum OpenAPIDocument {
               additionalProperties: true
             Incident:
               type: object
-              required: [id, guid, env, appId, createdAt, records, levels]
+              required: [id, guid, env, appId, descriptionWithheld, createdAt, records, levels]
               properties:
                 id: {type: string}
                 guid: {type: string}
@@ -970,6 +970,7 @@ enum OpenAPIDocument {
                 sessionId: {type: string}
                 identity: {type: string}
                 description: {type: string}
+                descriptionWithheld: {type: boolean, description: 'true when description is withheld from this caller (a pii token shows it)'}
                 createdAt: {type: string}
                 firstTime: {type: string}
                 lastTime: {type: string}

@@ -65,6 +65,7 @@ struct QueryRoutes: Sendable {
         view.deviceId = view.deviceId.map(visibility.text)
         view.sessionId = view.sessionId.map(visibility.text)
         view.identity = visibility.identity(view.identity)
+        view.descriptionWithheld = !visibility.piiAllowed && incident.description?.isEmpty == false
         view.description = visibility.freeText(view.description)
         return try .json(view)
     }
@@ -80,6 +81,9 @@ struct IncidentView: Encodable {
     var sessionId: String?
     var identity: String?
     var description: String?
+    /// Whether `description` is withheld from this caller, so a client can say that a token
+    /// with the `pii` scope shows the user's words (as `GET /v1/incidents` does).
+    var descriptionWithheld = false
     var createdAt: String
     var firstTime: String?
     var lastTime: String?

@@ -43,12 +43,7 @@ struct StatsRoutes: Sendable {
         // the writes go through the store's one writer, so ingest waits, nothing is lost.
         api.requiring(.admin, apps: .none).post("/v1/stats/rollups/rebuild") { _, context in
             var envs = TelemetryEnvironment.allCases
-            if let e = context.query.value("env") {
-                guard let env = TelemetryEnvironment(rawValue: e.lowercased()) else {
-                    throw APIError.badRequest("invalid_parameter", "env must be prod or ppe, not '\(e)'")
-                }
-                envs = [env]
-            }
+            if let e = context.query.value("env") { envs = [try EnvironmentParameter.parse(e)] }
             var rebuilt: [String: RollupRebuildResult] = [:]
             for env in envs { rebuilt[env.rawValue] = try await store.rebuildRollups(env: env) }
             return try Response.json(["rebuilt": rebuilt])

@@ -100,7 +100,7 @@ public struct BundleBuilder: Sendable {
         if let device = incident?.deviceId, !device.isEmpty, !otherScope, env == incident?.env { prepared.storyDevice = device }
         if let identity = request.identity, request.expandIdentity {
             prepared.identityDevices = try await store.devices(
-                usedBy: identity, env: env, since: start, until: end, limit: Self.maxIdentityDevices)
+                usedBy: identity, env: env, apps: request.apps, since: start, until: end, limit: Self.maxIdentityDevices)
         }
         return prepared
     }

@@ -15,7 +15,8 @@ struct ClickHouseDeviceLookup: Sendable {
     func find(_ l: DeviceLookup) async throws -> DeviceLookupResult {
         let lower = l.text.lowercased()
         let limit = max(l.limit, 1)
-        let appFilter: ClickHouseSQL = l.app.map { "AND app = \($0)" } ?? ""
+        var appFilter: ClickHouseSQL = l.app.map { "AND app = \($0)" } ?? ""
+        if let apps = l.apps { appFilter = "\(fragment: appFilter) AND has(\(apps.sorted()), app)" }
         let exact = DeviceLookupResult.fold(
             try await rows("WHERE device = \(l.text) \(fragment: appFilter)", order: "device, app", limit: 1000)
         ).first
@@ -36,8 +37,9 @@ struct ClickHouseDeviceLookup: Sendable {
         return result
     }
 
-    func devices(usedBy identity: String, since: Int64?, until: Int64?, limit: Int) async throws -> [String] {
+    func devices(usedBy identity: String, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int) async throws -> [String] {
         var filters: [ClickHouseSQL] = ["identity = \(identity)", "device != ''"]
+        if let apps { filters.append("has(\(apps.sorted()), app)") }
         if let since { filters.append("time >= \(since)") }
         if let until { filters.append("time <= \(until)") }
         let answer = try await client.execute(

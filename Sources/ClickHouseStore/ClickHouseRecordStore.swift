@@ -151,6 +151,7 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
         if let v = query.since { filters.append("createdAt >= \(v)") }
         if let v = query.until { filters.append("createdAt <= \(v)") }
         if let v = query.app { filters.append("app = \(v)") }
+        if let v = query.apps { filters.append("has(\(v.sorted()), app)") }
         if let v = query.device { filters.append("device = \(v)") }
         if let after = query.after {
             filters.append("(createdAt < \(after.createdAt) OR (createdAt = \(after.createdAt) AND id < \(after.id)))")
@@ -186,12 +187,14 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
         return try await ClickHouseDeviceLookup(client: client, database: database(lookup.env)).find(lookup)
     }
 
-    public func devices(usedBy identity: String, env: TelemetryEnvironment, since: Int64?, until: Int64?, limit: Int) async throws
+    public func devices(
+        usedBy identity: String, env: TelemetryEnvironment, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int
+    ) async throws
         -> [String]
     {
         try await fence.wait(env: env)
         return try await ClickHouseDeviceLookup(client: client, database: database(env))
-            .devices(usedBy: identity.lowercased(), since: since, until: until, limit: limit)
+            .devices(usedBy: identity.lowercased(), apps: apps, since: since, until: until, limit: limit)
     }
 
     /// The newest id in ClickHouse (0 when empty), after the fence.

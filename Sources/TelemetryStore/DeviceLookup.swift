@@ -42,12 +42,15 @@ public struct DeviceLookup: Sendable, Hashable {
     public var text: String
     public var env: TelemetryEnvironment
     public var app: String?
+    /// Only devices seen in these apps (the caller's app binding); nil: every app.
+    public var apps: Set<String>?
     public var limit: Int
 
-    public init(text: String, env: TelemetryEnvironment = .prod, app: String? = nil, limit: Int = 10) {
+    public init(text: String, env: TelemetryEnvironment = .prod, app: String? = nil, apps: Set<String>? = nil, limit: Int = 10) {
         self.text = text
         self.env = env
         self.app = app
+        self.apps = apps
         self.limit = limit
     }
 }

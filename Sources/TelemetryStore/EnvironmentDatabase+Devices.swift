@@ -24,6 +24,7 @@ extension EnvironmentDatabase {
                 scanned += 1
                 let r: Row4 = (row["device"], row["app"], row["firstSeen"], row["lastSeen"])
                 if let app = l.app, r.app != app { continue }
+                if let apps = l.apps, !apps.contains(r.app) { continue }
                 guard take(r) else { break }
                 out.append(r)
             }
@@ -65,7 +66,7 @@ extension EnvironmentDatabase {
     /// The devices whose records name `identity` (lower-cased) between `since` and `until`
     /// (device time, inclusive), both kinds, at most `limit`: the devices a user used in a
     /// window. Reads keys blocks only, of the batches whose Bloom filter may hold the identity.
-    func devices(usedBy identity: String, since: Int64?, until: Int64?, limit: Int) async throws -> [String] {
+    func devices(usedBy identity: String, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int) async throws -> [String] {
         try await pool.read { db in
             var sql = "SELECT receivedAt, bloom, keys, firstSeq FROM batch WHERE 1"
             var arguments: [any DatabaseValueConvertible] = []
@@ -87,6 +88,7 @@ extension EnvironmentDatabase {
                 let block = try StoredBlock(
                     keysBlob: [UInt8](row["keys"] as Data), firstSeq: row["firstSeq"], receivedAt: row["receivedAt"])
                 for k in block.keys where k.identity == identity && !k.deviceId.isEmpty {
+                    if let apps, !apps.contains(k.appId) { continue }
                     if let since, k.time < since { continue }
                     if let until, k.time > until { continue }
                     if seen.insert(k.deviceId).inserted {

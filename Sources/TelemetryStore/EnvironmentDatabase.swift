@@ -74,6 +74,9 @@ final class EnvironmentDatabase: Sendable {
             if let v = q.since { clauses.append(("createdAt >= ?", [v])) }
             if let v = q.until { clauses.append(("createdAt <= ?", [v])) }
             if let v = q.app { clauses.append(("appId = ?", [v])) }
+            if let v = q.apps {
+                clauses.append(("appId IN (\(Array(repeating: "?", count: v.count).joined(separator: ",")))", v.sorted()))
+            }
             if let v = q.device { clauses.append(("deviceId = ?", [v])) }
             if let a = q.after { clauses.append(("(createdAt < ? OR (createdAt = ? AND id < ?))", [a.createdAt, a.createdAt, a.id])) }
             var sql = "SELECT * FROM incident WHERE " + (["1"] + clauses.map(\.0)).joined(separator: " AND ")

@@ -8,6 +8,8 @@ public struct IncidentQuery: Sendable, Hashable {
     public var since: Int64?
     public var until: Int64?
     public var app: String?
+    /// Only these apps' incidents (the caller's app binding); nil: every app.
+    public var apps: Set<String>?
     public var device: String?
     public var limit: Int
     /// Resume after this incident (exclusive), in newest-first order.

@@ -40,8 +40,11 @@ public protocol RecordStore: Sendable {
     func findDevices(_ lookup: DeviceLookup) async throws -> DeviceLookupResult
 
     /// The devices whose records name `identity` (lower-cased) in the device-time window,
-    /// most recent first, at most `limit`: the devices a user used.
-    func devices(usedBy identity: String, env: TelemetryEnvironment, since: Int64?, until: Int64?, limit: Int) async throws -> [String]
+    /// most recent first, at most `limit`: the devices a user used (in `apps` only, the
+    /// caller's app binding, unless nil).
+    func devices(
+        usedBy identity: String, env: TelemetryEnvironment, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int
+    ) async throws -> [String]
 
     /// The id of the newest record in `env` (0 when empty): where a follower starts.
     func latestID(env: TelemetryEnvironment) async throws -> Int64

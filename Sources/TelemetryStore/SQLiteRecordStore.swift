@@ -92,10 +92,10 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
         try await databases[lookup.env].findDevices(lookup)
     }
 
-    public func devices(usedBy identity: String, env: TelemetryEnvironment, since: Int64?, until: Int64?, limit: Int) async throws
-        -> [String]
-    {
-        try await databases[env].devices(usedBy: identity.lowercased(), since: since, until: until, limit: limit)
+    public func devices(
+        usedBy identity: String, env: TelemetryEnvironment, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int
+    ) async throws -> [String] {
+        try await databases[env].devices(usedBy: identity.lowercased(), apps: apps, since: since, until: until, limit: limit)
     }
 
     public func latestID(env: TelemetryEnvironment) async throws -> Int64 {

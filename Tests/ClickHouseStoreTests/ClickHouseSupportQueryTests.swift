@@ -36,7 +36,7 @@ import Testing
             #expect(got.matches.map { Set($0.apps) } == want.matches.map { Set($0.apps) }, "\(text)")
             #expect(got.near.map(\.deviceId) == want.near.map(\.deviceId), "\(text)")
         }
-        let used = try await f.store.devices(usedBy: "JANE@contoso.com", env: .prod, since: nil, until: nil, limit: 10)
+        let used = try await f.store.devices(usedBy: "JANE@contoso.com", env: .prod, apps: nil, since: nil, until: nil, limit: 10)
         #expect(used == ["phone-jane"])
         var story = RecordQuery(kind: .log, identity: "jane@contoso.com", limit: 100, order: .asc)
         story.identityDevices = Set(used)

@@ -25,9 +25,14 @@ import Testing
     @Test(arguments: 0..<4) func oneEntryPerAppCodeAndMinuteCountingEveryFailedCall(seed: UInt64) async throws {
         let clock = SettableClock(Self.start)
         let digest = EnrollmentFailureDigest(visible: { $0 })
-        var hooks = ApplicationHooks()
-        hooks.enrollmentFailures = digest
-        try await IngestHarness.run(clock: clock, hooks: { _, _ in hooks }) { h in
+        try await IngestHarness.run(
+            clock: clock,
+            hooks: { _, _ in
+                var hooks = ApplicationHooks()
+                hooks.enrollmentFailures = digest
+                return hooks
+            }
+        ) { h in
             var random = SeededRandom(seed: 0xE17 + seed)
             var calls: [Call] = []
             let apps = (0..<3).map { "com.contoso.app\($0)" }

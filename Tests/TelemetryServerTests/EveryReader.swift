@@ -96,7 +96,7 @@ struct EveryReader {
         var stream = FollowStream(
             store: h.components.store,
             query: RecordQuery(kind: kind, device: device, since: since, until: until, limit: 1000, presenter: visibility),
-            serverSentEvents: false)
+            serverSentEvents: false, access: nil)
         stream.heartbeat = .milliseconds(50)
         let first = FirstWrite()
         do {

@@ -88,7 +88,7 @@ import Testing
         _ = try await f.store.append(
             [StoreFixture.event(device: "new-device", time: 0)], kind: .log, env: .prod, receivedAt: 100 * hour, incident: nil)
         let limits = RetentionPolicy.Limits(eventsMaxAge: 50 * 3600, logsMaxAge: nil, verboseLogsMaxAge: nil, maxBytes: nil)
-        _ = try await f.store.applyRetention(limits, env: .prod, nowMs: 100 * hour)
+        _ = try await f.store.applyRetention(limits, env: .prod, nowMs: 100 * hour, returnFreeSpace: true)
         let rows = try await Self.indexRows(f.store, .prod)
         #expect(rows == ["new-device|com.app|new-device"])
         await f.close()
@@ -107,7 +107,7 @@ import Testing
             StoreFixture.event(device: "laptop", time: 1_004),
         ]
         _ = try await f.store.append(mine, kind: .event, env: .prod, receivedAt: 1, incident: nil)
-        let used = try await f.store.devices(usedBy: "JANE@contoso.com", env: .prod, since: 0, until: 10_000, limit: 10)
+        let used = try await f.store.devices(usedBy: "JANE@contoso.com", env: .prod, apps: nil, since: 0, until: 10_000, limit: 10)
         #expect(Set(used) == ["phone", "tablet"])
         var q = RecordQuery(kind: .event, identity: "jane@contoso.com", since: 0, until: 10_000, limit: 100, order: .asc)
         q.identityDevices = Set(used)

@@ -38,12 +38,15 @@ struct DeviceResolution: Encodable, Sendable {
         }
     }
 
-    /// Resolves `text` in `env` (within `app`'s devices when given). `visibility` decides how
-    /// device and app ids in the answer look (a client string may hold personal data).
+    /// Resolves `text` in `env` (within `app`'s devices when given, and only ever among the
+    /// devices of `apps`, the caller's app binding, so neither a match nor a suggestion names
+    /// another app's device). `visibility` decides how device and app ids in the answer look
+    /// (a client string may hold personal data).
     static func resolve(
-        _ text: String, env: TelemetryEnvironment, app: String?, store: any RecordStore, visibility: RecordVisibility
+        _ text: String, env: TelemetryEnvironment, app: String?, apps: Set<String>?, store: any RecordStore,
+        visibility: RecordVisibility
     ) async throws -> DeviceResolution {
-        let found = try await store.findDevices(DeviceLookup(text: text, env: env, app: app, limit: 10))
+        let found = try await store.findDevices(DeviceLookup(text: text, env: env, app: app, apps: apps, limit: 10))
         let shown = visibility.clientString
         switch found.resolution(of: text) {
         case .exact: return DeviceResolution(asked: text, searched: text, match: .exact)

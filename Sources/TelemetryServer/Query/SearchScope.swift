@@ -53,7 +53,8 @@ enum SearchScope {
             expand = raw == "devices"
         }
         if let device = q.device {
-            let resolution = try await DeviceResolution.resolve(device, env: q.env, app: q.app, store: store, visibility: visibility)
+            let resolution = try await DeviceResolution.resolve(
+                device, env: q.env, app: q.app, apps: q.apps, store: store, visibility: visibility)
             q.device = resolution.searched
             description.device = resolution.shown(visibility)
         }
@@ -61,7 +62,7 @@ enum SearchScope {
             var story = IdentityStory(identity: visibility.identity(identity) ?? "", expanded: false, devices: [])
             if expand {
                 let devices = try await store.devices(
-                    usedBy: identity, env: q.env, since: q.since, until: q.until, limit: maxIdentityDevices)
+                    usedBy: identity, env: q.env, apps: q.apps, since: q.since, until: q.until, limit: maxIdentityDevices)
                 if !devices.isEmpty { q.identityDevices = Set(devices) }
                 story.expanded = true
                 story.devices = devices.map(visibility.clientString)

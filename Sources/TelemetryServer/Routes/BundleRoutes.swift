@@ -55,7 +55,8 @@ struct BundleRoutes: Sendable {
         }
         let visibility = RecordVisibility(principal: principal, pseudonymizer: pseudonymizer)
         var bundleRequest = BundleRequest(
-            incident: incident ?? value("incident"), device: value("device"), app: value("app"), session: value("session"), since: try time("since"), until: try time("until"),
+            incident: incident ?? value("incident"), device: value("device"), app: value("app"), session: value("session"),
+            since: try time("since"), until: try time("until"),
             env: env, format: format, caller: Self.caller(principal), piiAllowed: visibility.piiAllowed, expandIdentity: expand)
         switch context.query.identity {
         case .identity(let upn): bundleRequest.identity = upn
@@ -67,7 +68,7 @@ struct BundleRoutes: Sendable {
             // Typed by hand: resolved as the query API does; a device with no records is refused
             // with the nearest ids rather than answered with an empty archive.
             let resolution = try await DeviceResolution.resolve(
-                device, env: env ?? .prod, app: bundleRequest.app, store: store, visibility: visibility)
+                device, env: env ?? .prod, app: bundleRequest.app, apps: bundleRequest.apps, store: store, visibility: visibility)
             if resolution.match == .none {
                 let near = (resolution.suggestions ?? []).map(\.deviceId)
                 throw APIError(

@@ -24,12 +24,8 @@ struct DeviceRoutes: Sendable {
     }
 
     func register(on api: APIRoutes) {
-        api.requiring(.read).get("/v1/devices") { request, context in
-            let p = request.uri.queryParameters
-            func value(_ name: String) -> String? {
-                guard let v = p.get(name), !v.isEmpty else { return nil }
-                return v
-            }
+        api.requiring(.read, apps: .perApp).get("/v1/devices") { _, context in
+            let value = context.query.value
             guard let text = value("match") else {
                 throw APIError.badRequest("missing_parameter", "match is required: the device id, or its first characters")
             }
@@ -41,7 +37,8 @@ struct DeviceRoutes: Sendable {
                 }
                 limit = n
             }
-            let found = try await store.findDevices(DeviceLookup(text: text, env: env, app: value("app"), limit: limit))
+            let found = try await store.findDevices(
+                DeviceLookup(text: text, env: env, app: value("app"), apps: context.readableApps, limit: limit))
             let visibility = RecordVisibility(principal: context.principal, pseudonymizer: pseudonymizer)
             let shown = visibility.clientString
             let summary = { (m: DeviceMatch) in DeviceResolution.DeviceSummary(m, shown: shown) }

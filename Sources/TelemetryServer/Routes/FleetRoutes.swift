@@ -16,8 +16,8 @@ struct FleetRoutes: Sendable {
     let pseudonymizer: Pseudonymizer
 
     func register(on api: APIRoutes) {
-        api.requiring(.read).get("/v1/stats/apps") { request, context in
-            let p = try StatsParameters.parse(request, now: clock.nowMilliseconds())
+        api.requiring(.read, apps: .perApp).get("/v1/stats/apps") { _, context in
+            let p = try StatsParameters.parse(context.query, now: clock.nowMilliseconds(), apps: context.readableApps)
             let length = p.until.subtractingReportingOverflow(p.since).partialValue.addingReportingOverflow(1).partialValue
             var before = p
             before.until = p.since.subtractingReportingOverflow(1).overflow ? .min : p.since - 1
@@ -25,9 +25,11 @@ struct FleetRoutes: Sendable {
             before.since = overflow ? .min : previousSince
             let current = try await counts(p)
             let previous = try await counts(before)
-            let reach = try await store.enrollmentReach(env: p.env, since: p.since, until: p.until, app: p.app)
+            var reach = try await store.enrollmentReach(env: p.env, since: p.since, until: p.until, app: p.app)
+            reach.byCode = reach.byCode.filter { p.admits($0.key.app) }
+            reach.failingByApp = reach.failingByApp.filter { p.admits($0.key) }
             let visibility = RecordVisibility(principal: context.principal, pseudonymizer: pseudonymizer)
-            let entries = registry.all().filter { p.app == nil || $0.appId == p.app }
+            let entries = registry.all().filter { (p.app == nil || $0.appId == p.app) && p.admits($0.appId) }
             func period(_ q: StatsParameters) -> AppFleetStats.Period {
                 .init(env: q.env.rawValue, since: Timestamp.format(milliseconds: q.since), until: Timestamp.format(milliseconds: q.until))
             }
@@ -43,7 +45,10 @@ struct FleetRoutes: Sendable {
     func counts(_ p: StatsParameters) async throws -> AppCounts {
         let box = Mutex(AppCounts(since: p.since, until: p.until, app: p.app))
         for name in [EventName.appLaunch, EventName.enrollmentCall] {
-            try await store.eventStats(p.eventScan(name)) { input in box.withLock { $0.add(input) } }
+            try await store.eventStats(p.eventScan(name)) { input in
+                guard p.admits(input.appId) else { return }
+                box.withLock { $0.add(input) }
+            }
         }
         return box.withLock { $0 }
     }

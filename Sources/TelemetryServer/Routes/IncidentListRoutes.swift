@@ -45,13 +45,14 @@ struct IncidentListRoutes: Sendable {
     }
 
     func register(on api: APIRoutes) {
-        api.requiring(.read).get("/v1/incidents") { request, context in
+        api.requiring(.read, apps: .perApp).get("/v1/incidents") { _, context in
             let visibility = RecordVisibility(principal: context.principal, pseudonymizer: pseudonymizer)
-            var query = try Self.parse(request, now: clock.nowMilliseconds())
+            var query = try Self.parse(context.query, now: clock.nowMilliseconds())
+            query.apps = context.readableApps
             if let device = query.device {
-                query.device =
-                    try await DeviceResolution.resolve(device, env: query.env, app: query.app, store: store, visibility: visibility)
-                    .searched
+                query.device = try await DeviceResolution.resolve(
+                    device, env: query.env, app: query.app, apps: query.apps, store: store, visibility: visibility
+                ).searched
             }
             let page = try await store.incidents(query)
             return try Response.json(
@@ -72,12 +73,8 @@ struct IncidentListRoutes: Sendable {
             firstTime: i.firstTime.map(Timestamp.format(milliseconds:)), lastTime: i.lastTime.map(Timestamp.format(milliseconds:)))
     }
 
-    static func parse(_ request: Request, now: Int64) throws -> IncidentQuery {
-        let p = request.uri.queryParameters
-        func value(_ name: String) -> String? {
-            guard let v = p.get(name), !v.isEmpty else { return nil }
-            return v
-        }
+    static func parse(_ p: CallerQuery, now: Int64) throws -> IncidentQuery {
+        let value = p.value
         var q = IncidentQuery(app: value("app"), device: value("device"))
         if let raw = value("env") { q.env = try EnvironmentParameter.parse(raw) }
         q.since = try value("since").map { try TimeParameter.parse("since", $0, now: now) }

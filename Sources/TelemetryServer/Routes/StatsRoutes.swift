@@ -84,8 +84,8 @@ private final class LockedBox<T>: @unchecked Sendable {
 }
 
 extension EventStatsInput {
-    /// The app the input counts.
-    fileprivate var appId: String {
+    /// The app the input counts (what a caller's app binding admits or not).
+    var appId: String {
         switch self {
         case .record(let keys): keys.appId
         case .counts(let rollup): rollup.appId

@@ -16,7 +16,7 @@ struct StatusCodeRoutes: Sendable {
 
     /// `read`, like the other reads: it holds no data, but the callers are read tools.
     func register(on api: APIRoutes) {
-        api.requiring(.read).get("/v1/status-codes") { _, _ in
+        api.requiring(.read, apps: .none).get("/v1/status-codes") { _, _ in
             try Response.json(Answer(statusCodes: EnrollmentStatus.all))
         }
     }

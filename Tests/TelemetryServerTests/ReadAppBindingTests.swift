@@ -88,6 +88,8 @@ import Testing
             "", "app=\(Self.other)", "app=\(Self.mine)", "incident=\(other.id)", "incident=\(other.guid)",
             "incident=\(seeded.mineIncident.id)", "device=\(Self.device(Self.other))", "identity=\(pseudonymOfOther)",
             "since=-7d&limit=1000", "app=\(Self.other)&device=\(Self.device(Self.other))", "name=AppLaunch",
+            // Device lookups: a prefix both apps' devices share, the other's id, a near miss.
+            "match=device", "match=\(Self.device(Self.other))", "match=DEVICE-2", "match=device-9",
         ]
         var answered = 0
         for route in daemon.table.all where route.method == .get {
@@ -131,9 +133,14 @@ import Testing
                 for uri in [
                     "/v1/events?limit=1000", "/v1/logs", "/v1/stats/launches", "/v1/stats/enrollment", "/v1/stats/actions",
                     "/v1/incidents/\(seeded.mineIncident.id)", "/v1/bundles?device=\(Self.device(Self.mine))&format=tar.gz",
+                    "/v1/incidents",
                 ] {
                     let (status, text) = try await Self.get(client, uri, token: secret)
                     #expect(status == 200 && text.contains(Self.visible), "\(uri): \(status) \(text.prefix(500))")
+                }
+                for uri in ["/v1/stats/apps", "/v1/devices?match=device"] {
+                    let (status, text) = try await Self.get(client, uri, token: secret)
+                    #expect(status == 200 && text.contains(Self.mine), "\(uri): \(status) \(text.prefix(500))")
                 }
                 let drops = try await Self.get(client, "/v1/stats/drops", token: secret)
                 #expect(drops.text.contains(Self.mine) && !drops.text.contains(Self.other), "\(drops.text)")

@@ -54,6 +54,9 @@ struct IngestPipeline: Sendable {
         for (kind, list) in records {
             let routed = privacy.route(list, userInitiated: userInitiated)
             byKind[kind] = routed.byEnv
+            // One incident, one environment (an upload drops nothing): a record naming another
+            // app, which the registry may route elsewhere, is still part of what the user shared.
+            if let env = incident?.env { byKind[kind] = list.isEmpty ? [:] : [env: list] }
             result.dropped.merge(routed.dropped, uniquingKeysWith: +)
             result.killedApps.formUnion(routed.killedApps)
             drops.dropped(.telemetryDisabled, kind: kind, byApp: routed.optedOutByApp, receivedAt: batch.receivedAt)

@@ -37,7 +37,8 @@ import Testing
     }
 
     @Test func aRequestPastTheValueCapIs413AndStoresNothing() async throws {
-        try await IngestHarness.run(adjust: { $0.decodeLimits.maxValuesPerRequest = 20_000 }) { h in
+        let adjust: @Sendable (inout ServerConfiguration) -> Void = { $0.decodeLimits.maxValuesPerRequest = 20_000 }
+        try await IngestHarness.run(adjust: adjust) { h in
             let refused = try await h.post(
                 "/v1/logs", bytes: try Self.emptyArrays(records: 100, values: 300), contentType: "application/x-protobuf")
             #expect(refused.status == .contentTooLarge)

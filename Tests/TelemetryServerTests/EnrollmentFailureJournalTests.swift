@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Systemd
 import TelemetryModel
 import TestSupport
@@ -25,14 +26,12 @@ import Testing
     @Test(arguments: 0..<4) func oneEntryPerAppCodeAndMinuteCountingEveryFailedCall(seed: UInt64) async throws {
         let clock = SettableClock(Self.start)
         let digest = EnrollmentFailureDigest(visible: { $0 })
-        try await IngestHarness.run(
-            clock: clock,
-            hooks: { _, _ in
-                var hooks = ApplicationHooks()
-                hooks.enrollmentFailures = digest
-                return hooks
-            }
-        ) { h in
+        let hooks: @Sendable (DaemonComponents, Logger) -> ApplicationHooks = { _, _ in
+            var hooks = ApplicationHooks()
+            hooks.enrollmentFailures = digest
+            return hooks
+        }
+        try await IngestHarness.run(clock: clock, hooks: hooks) { h in
             var random = SeededRandom(seed: 0xE17 + seed)
             var calls: [Call] = []
             let apps = (0..<3).map { "com.contoso.app\($0)" }

@@ -39,18 +39,17 @@ import Testing
 
     @Test func nothingPlantedReachesAnExitItShouldNot() async throws {
         let sink = CapturingJournalSink()
-        try await IngestHarness.run(
-            live: true, adjust: { $0.journalMirror = true },
-            hooks: { components, logger in
-                let mirror = JournalMirror(
-                    configuration: JournalMirrorConfiguration(components.configuration), sink: sink, logger: logger,
-                    metricsFactory: components.metrics.factory, clock: components.clock, initiallyReachable: true)
-                var hooks = ApplicationHooks()
-                hooks.mirror = JournalLogMirror(mirror: mirror, pseudonymizer: components.pseudonymizer)
-                hooks.services = [mirror]
-                return hooks
-            }
-        ) { h in
+        let mirrored: @Sendable (DaemonComponents, Logger) -> ApplicationHooks = { components, logger in
+            let mirror = JournalMirror(
+                configuration: JournalMirrorConfiguration(components.configuration), sink: sink, logger: logger,
+                metricsFactory: components.metrics.factory, clock: components.clock, initiallyReachable: true)
+            var hooks = ApplicationHooks()
+            hooks.mirror = JournalLogMirror(mirror: mirror, pseudonymizer: components.pseudonymizer)
+            hooks.services = [mirror]
+            return hooks
+        }
+        let adjust: @Sendable (inout ServerConfiguration) -> Void = { $0.journalMirror = true }
+        try await IngestHarness.run(live: true, adjust: adjust, hooks: mirrored) { h in
             let tokens = h.components.tokens
             let (_, read) = try await tokens.create(name: "reader", scopes: [.read], apps: [], now: 0)
             let (_, bundle) = try await tokens.create(name: "support", scopes: [.bundle], apps: [], now: 0)

@@ -18,10 +18,8 @@ import Testing
     func aFullDiskIsAnsweredWithoutTheStatement() async throws {
         let disk = try SmallDisk(megabytes: 8)
         defer { disk.unmount() }
-        try await IngestHarness.run(
-            parent: disk.mountPoint,
-            adjust: { $0.disk = .init(minFreeBytes: 0, minFreeRatio: 0, keepFreeBytes: 0) }
-        ) { h in
+        let adjust: @Sendable (inout ServerConfiguration) -> Void = { $0.disk = .init(minFreeBytes: 0, minFreeRatio: 0, keepFreeBytes: 0) }
+        try await IngestHarness.run(parent: disk.mountPoint, adjust: adjust) { h in
             // Random text, so compression cannot make the batch small enough to fit.
             var rng = SeededRandom(seed: 23)
             func noise() -> String { (0..<8).map { _ in String(rng.next(), radix: 36) }.joined() }

@@ -106,13 +106,14 @@ def cmd_scan(url, app, since, until, fmt="json"):
             return
         # Read like ClickHouse's rows in step (i): the bytes in full, not parsed, and counted
         # after the clock stops (the page bodies are kept until then). NDJSON's cursor is its
-        # Next-Cursor header; a JSON page's is its last member, found from the end.
+        # Next-Cursor header; a JSON page's follows the records, found from the end (a
+        # `search` member may come after it, so only the value itself is decoded).
         bodies.append((head, rest))
         if fmt == "ndjson":
             nxt = r.getheader("Next-Cursor")
         else:
             tail = rest[rest.rfind(b'"nextCursor":'):]
-            nxt = json.loads(tail[len(b'"nextCursor":'):].rstrip().rstrip(b"}"))
+            nxt = json.JSONDecoder().raw_decode(tail[len(b'"nextCursor":'):].decode())[0]
             if pages == 0:
                 first_page = (head + rest, nxt)
         pages += 1

@@ -168,7 +168,7 @@ public struct BundleBuilder: Sendable {
             let withheld = redactor.enabled && incident.description?.isEmpty == false
             timeline.addUpload(incident, description: shown.freeText(incident.description), withheld: withheld)
         }
-        try timeline.render(header: header(bundle, redaction: redactor.enabled) + summary.storyLines(), into: timelineFile)
+        try timeline.render(header: header(bundle, redactor: &redactor) + summary.storyLines(), into: timelineFile)
         files.append(try await ArchiveMember.write(timelineFile, into: archive, sink: &sink))
 
         files.append(try await add("summary.json", bytes: try summary.json(), into: archive, sink: &sink))
@@ -230,25 +230,31 @@ public struct BundleBuilder: Sendable {
         return q
     }
 
-    private func header(_ b: PreparedBundle, redaction: Bool) -> [String] {
+    /// The timeline's opening lines. Ids a client sent (device, app, session) go through the
+    /// caller's `redactor` like any record text: a device id may hold an e-mail address.
+    private func header(_ b: PreparedBundle, redactor: inout RecordRedactor) -> [String] {
+        let redaction = redactor.enabled
         var scope: [String] = []
         if let v = b.request.incident {
             scope.append("incident \(v)")
             if let device = b.storyDevice {
                 scope.append(
-                    "device \(device) from \(Self.spoken(incidentBefore)) before the upload to \(Self.spoken(incidentAfter)) after, with every record the user shared"
+                    "device \(redactor.scrub(text: device)) from \(Self.spoken(incidentBefore)) before the upload to \(Self.spoken(incidentAfter)) after, with every record the user shared"
                 )
             }
         }
-        if let v = b.request.device { scope.append("device \(v)") }
+        if let v = b.request.device { scope.append("device \(redactor.scrub(text: v))") }
         if let v = b.request.identity {
             scope.append("identity \(b.request.piiAllowed ? v : pseudonymizer.identityPseudonym(v))")
-            if !b.identityDevices.isEmpty { scope.append("with the logs of its devices \(b.identityDevices.joined(separator: ", "))") }
+            if !b.identityDevices.isEmpty {
+                let devices = b.identityDevices.map { redactor.scrub(text: $0) }
+                scope.append("with the logs of its devices \(devices.joined(separator: ", "))")
+            }
         } else if let p = b.request.identityPseudonym {
             scope.append("identity \(p)")
         }
-        if let v = b.request.app { scope.append("app \(v)") }
-        if let v = b.request.session { scope.append("session \(v)") }
+        if let v = b.request.app { scope.append("app \(redactor.scrub(text: v))") }
+        if let v = b.request.session { scope.append("session \(redactor.scrub(text: v))") }
         return [
             "MAM diagnostic timeline — \(scope.joined(separator: ", ")) (\(b.env.rawValue))",
             "window \(Timestamp.format(milliseconds: b.since)) .. \(Timestamp.format(milliseconds: b.until)) (device time, UTC)",

@@ -127,7 +127,8 @@ extension OTLPDecodeCost {
                 guard i <= top.end else { return }
                 try met(textBytes: 0)
             case 2:
-                guard let length = varint(), length <= UInt64(top.end - i) else { return }
+                // The length's varint may run past the enclosing message: nothing to read then.
+                guard let length = varint(), i <= top.end, length <= UInt64(top.end - i) else { return }
                 let end = i + Int(length)
                 if let child = top.message.child(field) {
                     guard stack.count < maxDepth else { return }

@@ -90,7 +90,9 @@ import Testing
         // Identity, in another casing: devices A and C (Alice), never B (Bob).
         let upn = "ALICE.smith@contoso.COM"
         let query = "identity=" + (upn.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? upn)
-        let identity = try fleet.download(["--identity", upn], token: fleet.bundleToken, name: "by-identity.zip")
+        // A token without pii names the user by pseudonym (a UPN is refused to it).
+        let pseudonym = try await fleet.daemon.json("/v1/pseudonyms?\(query)")["pseudonym"] as? String ?? "?"
+        let identity = try fleet.download(["--identity", pseudonym], token: fleet.bundleToken, name: "by-identity.zip")
         let events = try await fleet.ids("/v1/events?\(query)", member: "events")
         let logs = try await fleet.ids("/v1/logs?\(query)", member: "logs")
         #expect(events.count == 6 && logs.count == 7)
@@ -105,8 +107,10 @@ import Testing
         let fleet = try await BundleFleet.start()
         defer { fleet.cleanUp() }
         let d = fleet.devices
+        let upn = BundleFleet.alice.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? BundleFleet.alice
+        let alice = try await fleet.daemon.json("/v1/pseudonyms?identity=\(upn)")["pseudonym"] as? String ?? "?"
         for (scope, format) in [
-            (["--device", d[0]], "zip"), (["--incident", fleet.incident], "tar.gz"), (["--identity", BundleFleet.alice], "zip"),
+            (["--device", d[0]], "zip"), (["--incident", fleet.incident], "tar.gz"), (["--identity", alice], "zip"),
         ] {
             let b = try fleet.download(
                 scope + ["--format", format], token: fleet.bundleToken, name: "redacted-\(UUID().uuidString).\(format)")

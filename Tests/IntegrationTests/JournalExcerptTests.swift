@@ -91,9 +91,11 @@ struct JournalExcerptTests {
             let (ppe, _) = try await Self.journalText(d, "device=\(a)&env=ppe", token: bundle)
             #expect(ppe.contains("A ppe error \(tag)") && !ppe.contains("A warning") && !ppe.contains("B error"), "\(ppe)")
 
-            // By identity, any casing: Alice's prod lines on A, never Bob's.
-            let query = "identity=" + (Self.alice.lowercased().addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
-            let (byUser, _) = try await Self.journalText(d, query, token: bundle)
+            // By identity (a token without pii names her by pseudonym): Alice's prod lines on
+            // A, never Bob's.
+            let upn = Self.alice.lowercased().addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let alice = try await d.json("/v1/pseudonyms?identity=\(upn)")["pseudonym"] as? String ?? "?"
+            let (byUser, _) = try await Self.journalText(d, "identity=\(alice)", token: bundle)
             #expect(byUser.contains("A warning \(tag)") && !byUser.contains("B error") && !byUser.contains("B info"), "\(byUser)")
 
             // One pseudonym everywhere: the journal's MAM_IDENTITY_HASH for Alice (in both

@@ -107,6 +107,18 @@ import Testing
         #expect(try OTLPLogsDecoder(limits: limits).decode(small, encoding: .protobuf, receivedAt: 0).logs.count == 20)
     }
 
+    /// A length whose varint runs past the end of its enclosing message (found by FuzzOTLP:
+    /// the walk subtracted past the end and trapped, one request killing the daemon) ends
+    /// the walk; the decoder then refuses the body as malformed.
+    @Test func aLengthRunningPastItsMessageEndsTheWalk() throws {
+        // resourceLogs of 2 bytes: a key, then a length varint that continues beyond them.
+        let body: [UInt8] = [0x0a, 0x02, 0x0a, 0xff, 0xff, 0x01]
+        var charged = 0
+        _ = try? OTLPLogsDecoder(limits: DecodeLimits()).decode(body, encoding: .protobuf, receivedAt: 0) { charged += $0 }
+        _ = try OTLPDecodeCost.charge(body, encoding: .protobuf, limits: DecodeLimits()) { charged += $0 }
+        #expect(charged >= 0)
+    }
+
     /// A charge that refuses (the in-flight budget is spent) stops the request before decoding.
     @Test func aRefusedChargeStopsTheDecode() throws {
         struct Spent: Error {}

@@ -119,14 +119,15 @@ import Testing
             #expect((own["logs"] as? [Any])?.isEmpty == true)
             #expect(try await get(h, "/v1/logs?identity=jane@contoso.com&expand=all").status == .badRequest)
 
-            // A caller without `pii` is told the identity as its pseudonym, never the UPN.
+            // A caller without `pii` names the user by pseudonym (a UPN is refused to it) and
+            // is never shown the UPN.
             let read = try await h.components.tokens.create(name: "reader", scopes: [.read], apps: [], now: 0).secret
-            let shown = try await get(h, "/v1/logs?identity=jane@contoso.com", token: read)
+            #expect(try await get(h, "/v1/logs?identity=jane@contoso.com", token: read).status == .forbidden)
+            let pseudonym = h.components.pseudonymizer.identityPseudonym("jane@contoso.com")
+            let shown = try await get(h, "/v1/events?identity=\(pseudonym)", token: read)
             #expect(shown.status == .ok)
+            #expect((shown.json["events"] as? [Any])?.count == 1, "its own records: a pseudonym does not widen to devices yet")
             #expect(!shown.body.lowercased().contains("jane@contoso.com"), "\(shown.body)")
-            #expect(
-                ((shown.json["search"] as? [String: Any])?["identity"] as? [String: Any])?["identity"] as? String
-                    == h.components.pseudonymizer.identityPseudonym("jane@contoso.com"))
         }
     }
 

@@ -38,9 +38,10 @@ export async function incidentPage(ctx, rawId) {
   const until = last + AFTER;
   const range = { env, since: new Date(since).toISOString(), until: new Date(until).toISOString() };
   const subject = incident.deviceId ? { device: incident.deviceId } : { app: incident.appId };
-  // The incident bundle holds what the user shared (its logs and incident.json); the
-  // device's bundle over this window holds the whole story on screen, events included.
-  const incidentBundle = { label: `Incident ${id}: shared logs`, path: `v1/incidents/${encodeURIComponent(id)}/bundle`, params: {} };
+  // The incident bundle is the device's story around the upload (2 days before to 1 hour
+  // after) with what the user shared and incident.json; the device's bundle covers exactly
+  // the window on screen.
+  const incidentBundle = { label: `Incident ${id}: the device's story and shared logs`, path: `v1/incidents/${encodeURIComponent(id)}/bundle`, params: {} };
   ctx.bundle.set(incident.deviceId
     ? [{ label: `Device ${incident.deviceId}: this timeline`, path: 'v1/bundles', params: { device: incident.deviceId, ...range } }, incidentBundle]
     : incidentBundle);

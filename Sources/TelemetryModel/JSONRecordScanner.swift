@@ -122,7 +122,7 @@ struct JSONRecordScanner {
 
         /// The grammar both containers share: the opening bracket, items separated by
         /// commas, the closing bracket; one level deeper while inside.
-        private mutating func container(open: UInt8, close: UInt8, name: String, _ item: (inout Cursor) throws -> Void) throws {
+        mutating func container(open: UInt8, close: UInt8, name: String, _ item: (inout Cursor) throws -> Void) throws {
             skipSpace()
             guard peek == open else { throw ShapeError.syntax("expected '\(Character(Unicode.Scalar(open)))'") }
             i += 1

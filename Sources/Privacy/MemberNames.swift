@@ -58,12 +58,7 @@ enum MemberNames {
         return t
     }()
 
-    /// The rule a member named `name` (decoded) gets.
-    static func rule(_ name: String) -> MemberRule {
-        var name = name
-        return name.withUTF8 { rule(utf8: $0) }
-    }
-
+    /// The rule a member named `name` (decoded UTF-8) gets.
     static func rule(utf8 name: UnsafeBufferPointer<UInt8>) -> MemberRule {
         guard name.count <= 64 else {
             // No table name is this long; only a credential suffix can match.

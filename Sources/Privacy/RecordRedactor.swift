@@ -55,12 +55,12 @@ public struct RecordRedactor: Sendable {
         }
 
         /// The lower-cased name `key` matches, if any.
-        func match(_ key: String) -> String? {
+        func match(utf8 key: UnsafeBufferPointer<UInt8>) -> String? {
             guard !names.isEmpty else { return nil }
-            let n = key.utf8.count
+            let n = key.count
             guard n < 64, lengths & (1 << UInt64(n)) != 0 else { return nil }
             outer: for candidate in names where candidate.bytes.count == n {
-                for (c, expected) in zip(key.utf8, candidate.bytes) where TextBytes.lower(c) != expected { continue outer }
+                for (c, expected) in zip(key, candidate.bytes) where TextBytes.lower(c) != expected { continue outer }
                 return candidate.name
             }
             return nil

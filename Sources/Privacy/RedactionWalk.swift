@@ -39,7 +39,8 @@ struct RedactionWalk: JSONTokenVisitor {
     /// Stacks reused from record to record.
     struct Scratch: Sendable {
         var frames: [Frame] = []
-        var names: [String] = []
+        /// Where each open object's names were written in the output, for the duplicate check.
+        var names: [Range<Int>] = []
     }
 
     init(redactor: RecordRedactor, verbose: Bool, capture: RecordRedactor.CaptureSet, writes: Bool) {
@@ -115,28 +116,56 @@ struct RedactionWalk: JSONTokenVisitor {
     }
 
     mutating func name(_ decoded: String) {
+        var decoded = decoded
+        decoded.withUTF8 { name(text: $0, asWritten: false) }
+    }
+
+    /// Only a name holding an escape is decoded; any other is its own text, and is written
+    /// back as it stands (minimal escaping would write the same bytes).
+    mutating func name(raw: UnsafeBufferPointer<UInt8>, escaped: Bool) {
+        guard escaped else { return name(text: raw, asWritten: true) }
+        var decoded = JSONText.unescape(String(decoding: raw, as: UTF8.self))
+        decoded.withUTF8 { name(text: $0, asWritten: false) }
+    }
+
+    /// A member name's decoded text: its rule, its capture name, and (when writing) the name
+    /// as shown. `asWritten`: the text needs no escaping.
+    private mutating func name(text: UnsafeBufferPointer<UInt8>, asWritten: Bool) {
         guard let top = scratch.frames.indices.last else { return }
         if writes, scratch.frames[top].items > 0 { out.append(UInt8(ascii: ",")) }
         scratch.frames[top].items += 1
-        pending = (MemberNames.rule(decoded), capture.isEmpty ? nil : capture.match(decoded))
+        pending = (MemberNames.rule(utf8: text), capture.isEmpty ? nil : capture.match(utf8: text))
         guard writes else { return }
-        var shown = decoded
-        var bytes = decoded
-        if let rewritten = bytes.withUTF8({ redactor.rewrite($0) }) {
-            shown = String(decoding: rewritten, as: UTF8.self)
-            scratch.frames[top].renamed = true
-        }
+        var shown = redactor.rewrite(text)
+        if shown != nil { scratch.frames[top].renamed = true }
         if scratch.frames[top].renamed {
-            let earlier = scratch.names[scratch.frames[top].namesStart...]
-            if earlier.contains(shown) {
+            let base = shown ?? Array(text)
+            if isEarlierName(base, in: top) {
                 var n = 2
-                while earlier.contains("\(shown)~\(n)") { n += 1 }
-                shown = "\(shown)~\(n)"
+                while isEarlierName(base + Array("~\(n)".utf8), in: top) { n += 1 }
+                shown = base + Array("~\(n)".utf8)
             }
         }
-        scratch.names.append(shown)
-        JSONWriter.appendString(shown, to: &out)
+        let start = out.count
+        if let shown {
+            JSONWriter.appendString(utf8: shown, to: &out)
+        } else if asWritten {
+            out.append(0x22)
+            out.append(contentsOf: text)
+            out.append(0x22)
+        } else {
+            JSONWriter.appendString(utf8: text, to: &out)
+        }
+        scratch.names.append(start..<out.count)
         out.append(UInt8(ascii: ":"))
+    }
+
+    /// Whether an earlier name of the object at `top` is shown as `text`: names are compared
+    /// as written to the output (quoted, minimally escaped: one spelling per text).
+    private func isEarlierName(_ text: [UInt8], in top: Int) -> Bool {
+        var quoted: [UInt8] = []
+        JSONWriter.appendString(utf8: text, to: &quoted)
+        return scratch.names[scratch.frames[top].namesStart...].contains { out[$0].elementsEqual(quoted) }
     }
 
     // MARK: - Scalars
@@ -158,21 +187,20 @@ struct RedactionWalk: JSONTokenVisitor {
 
     mutating func number(_ raw: UnsafeBufferPointer<UInt8>) {
         let (rule, _, capturing) = beginValue()
-        let text = String(decoding: raw, as: UTF8.self)
         var replacement: String?
         if rule == .credential {
             redactor.counts.token += 1
-            replacement = redactor.pseudonym(text, kind: "token")
+            replacement = redactor.pseudonym(String(decoding: raw, as: UTF8.self), kind: "token")
         } else if rule == .identity, hides {
             redactor.counts.upn += 1
-            replacement = redactor.pseudonym(text, kind: "user")
+            replacement = redactor.pseudonym(String(decoding: raw, as: UTF8.self), kind: "user")
         }
         if let replacement {
             if writes { JSONWriter.appendString(replacement, to: &out) }
             if let capturing { captured[capturing] = replacement }
         } else {
             if writes { out.append(contentsOf: raw) }
-            if let capturing { captured[capturing] = text }
+            if let capturing { captured[capturing] = String(decoding: raw, as: UTF8.self) }
         }
     }
 
@@ -189,6 +217,8 @@ struct RedactionWalk: JSONTokenVisitor {
         let findings = TextScreen.screen(raw)
         let needsText = rule == .credential || (hides && (rule >= .objectID || withheld)) || !findings.isEmpty
         guard needsText else { return nil }
+        // An object id that is no GUID, in text without escapes or findings, is shown as stored.
+        if rule == .objectID, !withheld, findings.isEmpty, !RecordRedactor.isGUID(raw) { return nil }
         let text =
             findings.contains(.escape) ? JSONText.unescape(String(decoding: raw, as: UTF8.self)) : String(decoding: raw, as: UTF8.self)
         switch rule {

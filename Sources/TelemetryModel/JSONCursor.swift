@@ -146,8 +146,9 @@ extension JSONRecordScanner {
         }
 
         /// The grammar both containers share: the opening bracket, items separated by
-        /// commas, the closing bracket; one level deeper while inside.
-        private mutating func container(open: UInt8, close: UInt8, name: String, _ item: (inout Cursor) throws -> Void) throws {
+        /// commas, the closing bracket; one level deeper while inside. `JSONTokenWalk` walks
+        /// objects through it too (names as bytes, no duplicate tracking: it reads stored records).
+        mutating func container(open: UInt8, close: UInt8, name: String, _ item: (inout Cursor) throws -> Void) throws {
             skipSpace()
             guard peek == open else { throw ShapeError.syntax("expected '\(Character(Unicode.Scalar(open)))'") }
             i += 1

@@ -2,10 +2,11 @@
 /// redactor) follows a record's structure through the same tokenizer that accepted it at
 /// ingest, instead of a second JSON grammar of its own.
 ///
-/// Member names arrive decoded (escapes resolved), so a rule keyed on a name cannot be
-/// sidestepped by spelling it with escapes; string values arrive as their raw bytes between
-/// the quotes (escapes unresolved: most values are copied as they are, and only a reader that
-/// needs a value's text pays for decoding it, with `JSONText.unescape`).
+/// Member names arrive as their raw bytes and whether they hold an escape (`name(raw:escaped:)`);
+/// a visitor that only implements `name(_:)` gets them decoded (escapes resolved), so a rule
+/// keyed on a name cannot be sidestepped by spelling it with escapes. String values arrive as
+/// their raw bytes between the quotes (escapes unresolved: most values are copied as they
+/// are, and only a reader that needs a value's text pays for decoding it, with `JSONText.unescape`).
 public protocol JSONTokenVisitor {
     mutating func beginObject()
     mutating func endObject()
@@ -13,12 +14,24 @@ public protocol JSONTokenVisitor {
     mutating func endArray()
     /// An object member's name, escapes resolved; its value follows.
     mutating func name(_ decoded: String)
+    /// An object member's name as written between its quotes (validated), and whether it
+    /// holds a backslash (then its text is `JSONText.unescape` of it); its value follows.
+    /// By default decoded and handed to `name(_:)`: a visitor that reads every name of
+    /// every record implements it to decode only the rare escaped ones.
+    mutating func name(raw: UnsafeBufferPointer<UInt8>, escaped: Bool)
     /// A string value's raw contents (without the quotes), validated but still escaped.
     mutating func string(_ raw: UnsafeBufferPointer<UInt8>)
     /// A number as written.
     mutating func number(_ raw: UnsafeBufferPointer<UInt8>)
     /// `true`, `false` or `null` as written.
     mutating func literal(_ raw: UnsafeBufferPointer<UInt8>)
+}
+
+extension JSONTokenVisitor {
+    public mutating func name(raw: UnsafeBufferPointer<UInt8>, escaped: Bool) {
+        let text = String(decoding: raw, as: UTF8.self)
+        name(escaped ? JSONText.unescape(text) : text)
+    }
 }
 
 /// Why a text could not be walked: it is not one JSON value, or nests deeper than allowed.
@@ -56,7 +69,8 @@ public enum JSONTokenWalk {
 
 extension JSONRecordScanner.Cursor {
     /// One value and everything inside it, reported to `visitor`; containers go through
-    /// the cursor's own `object`/`array` grammar.
+    /// the cursor's own container grammar (an object's member names are taken as raw
+    /// bytes, not decoded into `String`s as `object` does; no field limit applies).
     mutating func walkValue(_ visitor: inout some JSONTokenVisitor) throws {
         skipSpace()
         guard let c = peek else { throw ShapeError.syntax("missing value") }
@@ -67,8 +81,14 @@ extension JSONRecordScanner.Cursor {
             visitor.string(UnsafeBufferPointer(rebasing: b[(start + 1)..<(i - 1)]))
         case UInt8(ascii: "{"):
             visitor.beginObject()
-            try object { name, cursor in
-                visitor.name(name)
+            try container(open: c, close: UInt8(ascii: "}"), name: "object") { cursor in
+                guard cursor.peek == 0x22 else { throw ShapeError.syntax("expected a member name") }
+                let nameStart = cursor.i + 1
+                _ = try cursor.string(keep: false)
+                let name = UnsafeBufferPointer(rebasing: cursor.b[nameStart..<(cursor.i - 1)])
+                try cursor.expect(UInt8(ascii: ":"), "':'")
+                cursor.skipSpace()
+                visitor.name(raw: name, escaped: name.contains(0x5C))
                 try cursor.walkValue(&visitor)
             }
             visitor.endObject()

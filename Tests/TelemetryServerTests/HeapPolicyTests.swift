@@ -17,6 +17,9 @@ import Testing
         // freed newest first so they coalesce at the top of their arena.
         let (grown, left) = await withCheckedContinuation { (done: CheckedContinuation<(Double, Double), Never>) in
             let thread = Thread {
+                // Trimmed first: in a process that already ran other tests, freed memory still
+                // resident would serve the blocks and hide their growth.
+                HeapPolicy.trim()
                 let before = Self.anonymousMiB()
                 let blocks = (0..<40).map { _ -> UnsafeMutableRawPointer in
                     let block = malloc(1 << 20)!

@@ -38,8 +38,8 @@ enum SearchScope {
                 }
                 span = ms
             }
-            q.since = t.subtractingReportingOverflow(span).overflow ? .min : t - span
-            q.until = t.addingReportingOverflow(span).overflow ? .max : t + span
+            q.since = t.saturatingSubtracting(span)
+            q.until = t.saturatingAdding(span)
             description.around = Timestamp.format(milliseconds: t)
             description.span = Timestamp.durationText(span)
         } else if value("span") != nil {

@@ -18,11 +18,10 @@ struct FleetRoutes: Sendable {
     func register(on api: APIRoutes) {
         api.requiring(.read, apps: .perApp).get("/v1/stats/apps") { _, context in
             let p = try StatsParameters.parse(context.query, now: clock.nowMilliseconds(), apps: context.readableApps)
-            let length = p.until.subtractingReportingOverflow(p.since).partialValue.addingReportingOverflow(1).partialValue
+            let length = p.until.saturatingSubtracting(p.since).saturatingAdding(1)
             var before = p
-            before.until = p.since.subtractingReportingOverflow(1).overflow ? .min : p.since - 1
-            let (previousSince, overflow) = p.since.subtractingReportingOverflow(length)
-            before.since = overflow ? .min : previousSince
+            before.until = p.since.saturatingSubtracting(1)
+            before.since = p.since.saturatingSubtracting(length)
             let current = try await counts(p)
             let previous = try await counts(before)
             var reach = try await store.enrollmentReach(env: p.env, since: p.since, until: p.until, app: p.app)

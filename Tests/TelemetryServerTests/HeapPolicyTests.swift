@@ -10,12 +10,11 @@ import Testing
     /// Anonymous resident MiB of this process, as the trim service reads it.
     static func anonymousMiB() -> Double { Double(ProcessMetrics.anonymousBytes() ?? 0) / 1_048_576 }
 
-    @Test func memoryAThreadFreedLeavesTheRSS() async throws {
-        HeapPolicy.configure(environment: [:])
-        // On a thread of its own, as a request, a query page or a retention pass runs: 40
-        // blocks of 1 MiB (under the mmap threshold, so from the heap), each touched, then
-        // freed newest first so they coalesce at the top of their arena.
-        let (grown, left) = await withCheckedContinuation { (done: CheckedContinuation<(Double, Double), Never>) in
+    /// Allocates 40 blocks of 1 MiB on a thread of its own (as a request, a query page or a
+    /// retention pass runs), touches them, frees them newest first so they coalesce at the top
+    /// of their arena, and trims: returns the MiB they added and the MiB still resident after.
+    static func growAndFree() async -> (grown: Double, left: Double) {
+        await withCheckedContinuation { (done: CheckedContinuation<(grown: Double, left: Double), Never>) in
             let thread = Thread {
                 // Trimmed first: in a process that already ran other tests, freed memory still
                 // resident would serve the blocks and hide their growth.
@@ -33,8 +32,23 @@ import Testing
             }
             thread.start()
         }
-        #expect(grown >= 35, "the blocks were not resident: \(grown) MiB")
-        #expect(left < 8, "\(left) MiB of 40 freed stayed resident after the trim")
+    }
+
+    @Test func memoryAThreadFreedLeavesTheRSS() async throws {
+        HeapPolicy.configure(environment: [:])
+        // The RSS is the whole process's: threads of earlier tests still finishing (servers
+        // shutting down, tasks draining) allocate and free beside the blocks, and memory one of
+        // them holds above the blocks in a shared arena keeps those pages. So up to five
+        // attempts; a policy that does not give freed memory back leaves all 40 MiB every time.
+        var attempts: [(grown: Double, left: Double)] = []
+        for _ in 0..<5 {
+            let attempt = await Self.growAndFree()
+            attempts.append(attempt)
+            if attempt.grown >= 35 && attempt.left < 8 { break }
+        }
+        let last = attempts[attempts.count - 1]
+        #expect(last.grown >= 35, "the blocks were not resident: \(attempts)")
+        #expect(last.left < 8, "of 40 MiB freed, this many stayed resident after the trim, per attempt: \(attempts.map(\.left))")
     }
 
     @Test func theServiceTrimsOnGrowthAsWellAsOnItsInterval() {

@@ -234,10 +234,16 @@ stop_dirs() {
     pid=$(cat "$d/clickhouse.pid")
     local waited=0
     while kill -0 "$pid" 2>/dev/null; do
-      if [ "$waited" -ge $((TIMEOUT * 10)) ]; then
+      if [ "$waited" -eq $((TIMEOUT * 10)) ]; then
         echo "clickhouse: $d (pid $pid) still running after ${TIMEOUT}s; sending SIGKILL" >&2
         kill -KILL "$pid" 2>/dev/null || true
+      elif [ "$waited" -gt $((TIMEOUT * 10)) ] && [ $(((waited - TIMEOUT * 10) % 50)) = 0 ]; then
+        # Killed but not yet reaped (a zombie answers kill -0): wait quietly, again SIGKILL
+        # every 5 s in case the first one was lost.
+        kill -KILL "$pid" 2>/dev/null || true
       fi
+      # A zombie whose parent does not reap it holds no port and no file: done with it.
+      if [ "$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)" = Z ]; then break; fi
       sleep 0.1
       waited=$((waited + 1))
     done
@@ -271,7 +277,11 @@ launch_dirs() {
     port=$(config_ports "$d" | head -n 1)
     local deadline=$((SECONDS + TIMEOUT)) relaunched=0
     until [ "$(curl -fsS --max-time 2 "http://127.0.0.1:$port/?query=SELECT%201" 2>/dev/null)" = 1 ] && [ "$(whoami_at "$port")" = "$d" ]; do
-      if ! kill -0 "$pid" 2>/dev/null && [ "$relaunched" -lt 2 ] && [ ! -s "$d/log/clickhouse-server.err.log" ] &&
+      # Whether it is alive is read once per round: read twice, a server dying between the
+      # reads would skip the relaunch below and still be reported as exited.
+      local alive=1
+      kill -0 "$pid" 2>/dev/null || alive=0
+      if [ "$alive" = 0 ] && [ "$relaunched" -lt 3 ] && [ ! -s "$d/log/clickhouse-server.err.log" ] &&
         [ ! -s "$d/log/clickhouse-server.log" ] && [ ! -s "$d/stdout.log" ]; then
         # 18.16 sometimes dies at once without a line of log or output (about once in a CI
         # run here, right after another test's server was killed); started again it comes
@@ -283,7 +293,7 @@ launch_dirs() {
         pid=$(cat "$d/clickhouse.pid")
         continue
       fi
-      if ! kill -0 "$pid" 2>/dev/null; then
+      if [ "$alive" = 0 ]; then
         echo "clickhouse: $(basename "$d") (pid $pid, http $port) exited during start-up" >&2
         log_tail "$d"
         stop_dirs "$@"

@@ -38,6 +38,13 @@ free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 minor_faults() { awk '{print $10}' "/proc/$1/stat"; }
 rss_kib() { awk '/^VmRSS:/{print $2}' "/proc/$1/status"; }
+# Runs a build's load generator: mamtelemetry-bench, or `mamtelemetryctl bench` in builds
+# from before it was a program of its own, so either side may be an older build.
+bench() { # BIN_DIR [options...]
+  local bin=$1
+  shift
+  if [ -x "$bin/mamtelemetry-bench" ]; then "$bin/mamtelemetry-bench" "$@"; else "$bin/mamtelemetryctl" bench "$@"; fi
+}
 
 start() { # BIN DIR [env...]: starts a daemon on DIR, sets DPID and URL
   local bin=$1 dir=$2
@@ -56,11 +63,11 @@ uncompacted() {
   sqlite3 "$1/prod/records.sqlite" "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) NOT IN (x'01', x'02')"
 }
 
-echo "== seeding with A ($SECONDS_INGEST s of mamtelemetryctl bench, compaction held off)"
+echo "== seeding with A ($SECONDS_INGEST s of the load generator, compaction held off)"
 mkdir -p "$TMP/seed"
 start "$A" "$TMP/seed" MAMTELEMETRY_STORE_COMPACT_AFTER_SECONDS=31536000
-"$A/mamtelemetryctl" bench --dump "$TMP/dump" --dump-records 100000 >/dev/null
-"$A/mamtelemetryctl" bench --duration "$SECONDS_INGEST" --concurrency 16 --batch-size 500 --encoding gzip --json >"$OUT/seed.json"
+bench "$A" --dump "$TMP/dump" --dump-records 100000 >/dev/null
+bench "$A" --duration "$SECONDS_INGEST" --concurrency 16 --batch-size 500 --encoding gzip --json >"$OUT/seed.json"
 python3 Benchmarks/baselines.py bundle-seed "$URL" "$TMP/dump" bench-bundle-device "$BUNDLE_RECORDS" >/dev/null
 # A caller without pii (its token is in the copied control database of both sides).
 READ_TOKEN=$("$A/mamtelemetryctl" tokens create --name bench-read --scope read --scope bundle 2>/dev/null)
@@ -69,7 +76,7 @@ stop
 # not take it in): events spread over the 720 hours before this one.
 mkdir -p "$TMP/seed-history"
 start "$A" "$TMP/seed-history"
-"$A/mamtelemetryctl" bench --duration "$((SECONDS_INGEST / 2))" --concurrency 16 --batch-size 500 --encoding gzip \
+bench "$A" --duration "$((SECONDS_INGEST / 2))" --concurrency 16 --batch-size 500 --encoding gzip \
   --logs-fraction 0 --spread-hours 720 --json >"$OUT/seed-history.json"
 stop
 
@@ -123,10 +130,10 @@ for round in $(seq 1 "$ROUNDS"); do
         mkdir -p "$TMP/$side-ingest"
         # shellcheck disable=SC2046
         start "$bin" "$TMP/$side-ingest" $(side_env "$side")
-        max=$("$bin/mamtelemetryctl" bench --live --duration 10 --concurrency 16 --batch-size 500 --encoding gzip --json)
+        max=$(bench "$bin" --live --duration 10 --concurrency 16 --batch-size 500 --encoding gzip --json)
         before=$(cpu_ticks "$DPID")
         faults=$(minor_faults "$DPID")
-        fixed=$("$bin/mamtelemetryctl" bench --live --rate "$RATE" --duration 10 --concurrency 64 --batch-size 500 --encoding gzip --json)
+        fixed=$(bench "$bin" --live --rate "$RATE" --duration 10 --concurrency 64 --batch-size 500 --encoding gzip --json)
         result=$(python3 -c "import json,sys;m,f=json.loads(sys.argv[1]),json.loads(sys.argv[2]);print(json.dumps({'maxRecordsPerSecond':m['recordsPerSecond'],'records':f['records'],'p99Ms':f['latencyMsP99'],'rssKiB':int(sys.argv[3])}))" "$max" "$fixed" "$(rss_kib "$DPID")")
       else
         result=$(BENCH_TOKEN=$token python3 Benchmarks/baselines.py scan "$URL" com.contoso.outlook -2h now "${what%-read}")

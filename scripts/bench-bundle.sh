@@ -2,7 +2,7 @@
 # Step (j) of bench.sh on its own, for A/B runs of two builds: a fresh daemon from BIN_DIR,
 # 100,000 records of the dumped dataset seeded as one device (80% events, 20% logs), then
 # the device's zip bundle read REPS times.
-# Usage: scripts/bench-bundle.sh BIN_DIR [REPS]   (BIN_DIR holds mamtelemetryd and mamtelemetryctl)
+# Usage: scripts/bench-bundle.sh BIN_DIR [REPS]   (BIN_DIR holds mamtelemetryd and mamtelemetry-bench)
 # SETTLE=40 waits for the compactor to merge the seeded batches first (default 1 s: it is
 # still merging, as in make bench).
 set -euo pipefail
@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 BIN=$1
 REPS=${2:-3}
 DATASET=${BENCH_DATASET:-/tmp/mamtelemetry-bench-dataset}
-[ -f "$DATASET/events.ndjson" ] || "$BIN/mamtelemetryctl" bench --dump "$DATASET" --dump-records 200000 >/dev/null
+[ -f "$DATASET/events.ndjson" ] || "$BIN/mamtelemetry-bench" --dump "$DATASET" --dump-records 200000 >/dev/null
 TMP=$(mktemp -d /tmp/mamtelemetry-bundle.XXXXXX)
 PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
 "$BIN/mamtelemetryd" --data-dir "$TMP/data" --listen "127.0.0.1:$PORT" >"$TMP/daemon.log" 2>&1 &

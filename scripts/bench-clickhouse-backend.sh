@@ -12,7 +12,7 @@
 #
 #   scripts/bench-clickhouse-backend.sh OUT.json [--smoke]
 #
-# Needs BENCH_BIN (the directory holding mamtelemetryd and mamtelemetryctl). Writes OUT.json
+# Needs BENCH_BIN (the directory holding mamtelemetryd and mamtelemetry-bench). Writes OUT.json
 # and prints its table rows. Without clickhouse-server it writes {"skipped": reason}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +22,7 @@ SMOKE=0
 if [ "$SMOKE" = 1 ]; then D=2; else D=${BENCH_SECONDS:-15}; fi
 CONC=${BENCH_CONCURRENCY:-16}
 BATCH=${BENCH_BATCH:-500}
-BIN=${BENCH_BIN:?set BENCH_BIN to the directory of mamtelemetryd and mamtelemetryctl}
+BIN=${BENCH_BIN:?set BENCH_BIN to the directory of mamtelemetryd and mamtelemetry-bench}
 if [ ! -x /usr/sbin/clickhouse-server ] && ! scripts/deps.sh bench >/dev/null 2>&1; then
   printf '{"skipped": "clickhouse-server could not be installed"}\n' >"$OUT"
   echo "(k) ClickHouse backend skipped: clickhouse-server could not be installed"
@@ -81,7 +81,7 @@ wait_spool_empty() {  # seconds waited (bounded by 600)
   python3 -c "print(round($t1 - $t0, 3))"
 }
 load() {  # closed-loop events for $2 s against daemon $1, JSON result
-  MAMTELEMETRY_URL=$1 MAMTELEMETRY_DATA_DIR=$3 "$BIN/mamtelemetryctl" bench --duration "$2" --concurrency "$CONC" \
+  MAMTELEMETRY_URL=$1 MAMTELEMETRY_DATA_DIR=$3 "$BIN/mamtelemetry-bench" --duration "$2" --concurrency "$CONC" \
     --batch-size "$BATCH" --logs-fraction 0 --encoding gzip --json
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The benchmark's ClickHouse peer (step (i) of scripts/bench.sh): the same events the bench
-# generator dumps (`mamtelemetryctl bench --dump`), stored in one private ClickHouse server and
+# generator dumps (`mamtelemetry-bench --dump`), stored in one private ClickHouse server and
 # asked the same questions as our daemon.
 #
 #   scripts/bench-clickhouse.sh run EVENTS.ndjson OUT.json [APP]

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Fleet vs GUID-heavy data: steps (a) ingest, (c) compression and (d) query of
-# scripts/bench.sh, run once per data set of `mamtelemetryctl bench --data`, each on a fresh
+# scripts/bench.sh, run once per data set of `mamtelemetry-bench --data`, each on a fresh
 # daemon holding only that data set's events, with raw zlib level 6 of the same data set's
 # NDJSON (one core, per batch) measured in the same run as the baseline. bench.sh calls it;
 # alone: BENCH_BIN=DIR scripts/bench-datasets.sh OUT_DIR (DIR holds mamtelemetryd and
-# mamtelemetryctl). Knobs as bench.sh: BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_BATCH,
+# mamtelemetry-bench). Knobs as bench.sh: BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_BATCH,
 # BENCH_SMOKE=1 (2 s, tiny dumps: figures mean nothing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,9 +35,9 @@ for set in guid fleet; do
   # The clients authenticate with this daemon's first-start admin token (read from its data
   # directory), not the one of bench.sh's daemon that the caller's environment names.
   export MAMTELEMETRY_DATA_DIR=$TMP/$set
-  "$BIN/mamtelemetryctl" bench --data "$set" --batch-size "$BATCH" --dump "$TMP/$set-dump" --dump-records "$DUMP"
+  "$BIN/mamtelemetry-bench" --data "$set" --batch-size "$BATCH" --dump "$TMP/$set-dump" --dump-records "$DUMP"
   python3 Benchmarks/baselines.py zlib "$TMP/$set-dump/events.ndjson" "$BATCH" >"$OUT/$set-zlib.json"
-  MAMTELEMETRY_URL=$url "$BIN/mamtelemetryctl" bench --data "$set" --duration "$D" --concurrency "$CONC" \
+  MAMTELEMETRY_URL=$url "$BIN/mamtelemetry-bench" --data "$set" --duration "$D" --concurrency "$CONC" \
     --batch-size "$BATCH" --encoding gzip --logs-fraction 0 --pid "$DPID" --json >"$OUT/$set-a.json"
   # (c) as bench.sh reads it, after the compactor: wait until the count of batches still
   # uncompacted stops falling, then sum raw and stored bytes of the event rows (prod and ppe).

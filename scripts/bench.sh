@@ -59,11 +59,11 @@ fi
 if [ -z "${BENCH_NO_BUILD:-}" ]; then
   echo "== building release (scratch $SCRATCH)"
   swift build -c release --scratch-path "$SCRATCH" --product mamtelemetryd
-  swift build -c release --scratch-path "$SCRATCH" --product mamtelemetryctl
+  swift build -c release --scratch-path "$SCRATCH" --product mamtelemetry-bench
 fi
 BIN=${BENCH_BIN:-$ROOT/$SCRATCH/release}
 DAEMON=$BIN/mamtelemetryd
-CTL=$BIN/mamtelemetryctl
+GEN=$BIN/mamtelemetry-bench
 
 TMP=$(mktemp -d /tmp/mamtelemetry-bench.XXXXXX)
 [ -n "$OUT" ] || OUT=$TMP/out
@@ -100,17 +100,17 @@ IDLE_KIB=$(rss_kib "$DPID")
 IDLE_SETTLED_KIB=$(rss_kib "$DPID")
 
 echo "== dataset ($DUMP records of each kind) for the baselines"
-"$CTL" bench --dump "$TMP/dataset" --dump-records "$DUMP"
+"$GEN" --dump "$TMP/dataset" --dump-records "$DUMP"
 
 echo "== (a) closed loop, $D s, concurrency $CONC, batch $BATCH, gzip"
-"$CTL" bench --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding gzip --pid "$DPID" --json >"$OUT/a-closed.json"
+"$GEN" --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding gzip --pid "$DPID" --json >"$OUT/a-closed.json"
 cat "$OUT/a-closed.json"; echo
 MAX=$(jget "$OUT/a-closed.json" recordsPerSecond)
 HALF=$(python3 -c "print(max(100, int(float('$MAX') / 2)))")
 echo "load after (a): $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/load.txt"
 
 echo "== (b) open loop at $HALF records/s (half of max), $D s"
-"$CTL" bench --duration "$D" --concurrency 128 --batch-size "$BATCH" --encoding gzip --rate "$HALF" --pid "$DPID" --json >"$OUT/b-open.json"
+"$GEN" --duration "$D" --concurrency 128 --batch-size "$BATCH" --encoding gzip --rate "$HALF" --pid "$DPID" --json >"$OUT/b-open.json"
 cat "$OUT/b-open.json"; echo
 
 echo "== (c) store compression ratio, after the compactor merged the batches into segments"
@@ -173,7 +173,7 @@ python3 Benchmarks/baselines.py bundle "$URL" bench-bundle-device -1d | tee "$OU
 
 echo "== (h) stats over a long window: hourly rollups vs reading every record, same daemon and answer"
 # History for the stats: events spread over the $STATS_HOURS whole hours before this one.
-"$CTL" bench --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding gzip --logs-fraction 0 --spread-hours "$STATS_HOURS" --json >"$OUT/h-history.json"
+"$GEN" --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding gzip --logs-fraction 0 --spread-hours "$STATS_HOURS" --json >"$OUT/h-history.json"
 python3 Benchmarks/baselines.py stats "$URL" "$STATS_HOURS" | tee "$OUT/h-stats.json"
 
 echo "== (e) RSS"
@@ -184,11 +184,11 @@ echo "== baseline: raw zlib level 6, one core, batches of $BATCH"
 python3 Benchmarks/baselines.py zlib "$TMP/dataset/events.ndjson" "$BATCH" | tee "$OUT/z-zlib.json"
 
 echo "== our logs-only ingest, identity encoding, $D s (same shape as the journal-remote peer)"
-"$CTL" bench --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding identity --logs-fraction 1 --pid "$DPID" --json >"$OUT/f-logs.json"
+"$GEN" --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding identity --logs-fraction 1 --pid "$DPID" --json >"$OUT/f-logs.json"
 cat "$OUT/f-logs.json"; echo
 
 echo "== (g) OTLP/HTTP logs ingest (protobuf, as an OpenTelemetry exporter sends), identity encoding, $D s"
-"$CTL" bench --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding identity --logs-fraction 1 --logs-protocol otlp --pid "$DPID" --json >"$OUT/g-otlp.json"
+"$GEN" --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding identity --logs-fraction 1 --logs-protocol otlp --pid "$DPID" --json >"$OUT/g-otlp.json"
 cat "$OUT/g-otlp.json"; echo
 
 echo "== peer: systemd-journal-remote, same log records, export format over HTTP"
@@ -269,7 +269,7 @@ PY
 scripts/bench-clickhouse.sh rows "$OUT" | tee -a "$OUT/summary.txt"
 grep '^|' "$OUT/k-clickhouse-backend.txt" | tee -a "$OUT/summary.txt" || true
 # ---- Fleet vs GUID-heavy data: steps (a), (c) and (d) once per data set of
-# `mamtelemetryctl bench --data`, each on a fresh daemon, beside raw zlib-6 of the same data.
+# `mamtelemetry-bench --data`, each on a fresh daemon, beside raw zlib-6 of the same data.
 echo "== fleet vs GUID-heavy data sets (scripts/bench-datasets.sh)"
 BENCH_BIN=$BIN BENCH_SMOKE=$SMOKE BENCH_SECONDS=$D BENCH_CONCURRENCY=$CONC BENCH_BATCH=$BATCH \
   scripts/bench-datasets.sh "$OUT/datasets"

@@ -41,6 +41,8 @@ for f in "${expected_files[@]}"; do
   grep -qx "$f" <<<"$listing" || fail "$deb does not contain $f"
 done
 [[ $(dpkg-deb -f "$deb" Version) == "$version" ]] || fail "package version is not the daemon's $version"
+# The load generator is a developer tool (benchmarks, soaks): built with the package, never shipped.
+! grep -q mamtelemetry-bench <<<"$listing" || fail "$deb ships mamtelemetry-bench, a developer tool"
 
 in_root -i "$deb" >"$root/install.out" 2>&1 || { cat "$root/install.out" >&2; fail "dpkg -i failed"; }
 in_root -s mamtelemetryd | grep -qx 'Status: install ok installed' || fail "not installed ok"

@@ -13,7 +13,7 @@
 #
 # What runs, all at once, for the whole duration:
 #   - ingest at half the maximum rate (measured first with a 10 s closed loop, or --rate):
-#     `mamtelemetryctl bench --live`, which stamps every record with a fresh eventId and the
+#     `mamtelemetry-bench --live`, which stamps every record with a fresh eventId and the
 #     current time, so nothing is a duplicate and the store keeps growing;
 #   - retention by size (prod cap SOAK_CAP_BYTES) and by age (verbose and other logs age out
 #     within minutes: fractional days), with the growth trigger and the timer; compaction on;
@@ -86,11 +86,11 @@ if [ -z "$BIN" ]; then
   SCRATCH=${SOAK_SCRATCH:-.build-release}
   echo "== building release (scratch $SCRATCH)"
   swift build -c release --scratch-path "$SCRATCH" --product mamtelemetryd
-  swift build -c release --scratch-path "$SCRATCH" --product mamtelemetryctl
+  swift build -c release --scratch-path "$SCRATCH" --product mamtelemetry-bench
   BIN=$ROOT/$SCRATCH/release
 fi
 DAEMON=$BIN/mamtelemetryd
-CTL=$BIN/mamtelemetryctl
+GEN=$BIN/mamtelemetry-bench
 
 TMP=$(mktemp -d /tmp/mamtelemetry-soak.XXXXXX)
 [ -n "$OUT" ] || OUT=$TMP/out
@@ -126,13 +126,13 @@ RATE_MEASURED=0
 if [ -z "$RATE" ]; then
   RATE_MEASURED=1
   echo "== maximum ingest (10 s closed loop, live records)"
-  "$CTL" bench --live --duration 10 --concurrency 16 --batch-size 500 --encoding identity --json >"$OUT/max.json"
+  "$GEN" --live --duration 10 --concurrency 16 --batch-size 500 --encoding identity --json >"$OUT/max.json"
   RATE=$(python3 -c "import json;print(int(json.load(open('$OUT/max.json'))['recordsPerSecond'] / 2))")
 fi
 echo "== soak: $MINUTES min at $RATE records/s, prod cap $CAP bytes, sample every $SAMPLE s" | tee -a "$OUT/machine.txt"
 
 # The load for the whole soak; its JSON (acknowledged records, errors, latency) comes at the end.
-"$CTL" bench --live --rate "$RATE" --duration "$SECONDS_TOTAL" --concurrency 64 --batch-size 500 --encoding identity \
+"$GEN" --live --rate "$RATE" --duration "$SECONDS_TOTAL" --concurrency 64 --batch-size 500 --encoding identity \
   --json >"$OUT/load.json" 2>"$OUT/load.err" &
 LOADPID=$!
 PIDS+=("$LOADPID")

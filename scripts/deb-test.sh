@@ -5,10 +5,11 @@
 # and that purging removes it again. CONFIG=debug (the default here) packages the test
 # build's binaries, so CI needs no second, release build; CONFIG=release checks a real one.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$(dirname "$0")/.."
 CONFIG=${CONFIG:-debug}
-root=$(mktemp -d /tmp/mamtd-deb-root.XXXXXX)
-trap 'rm -rf "$root"' EXIT
+make_temp_dir mamtd-deb-root
+root=$TEMP_DIR
 
 # Uncompressed: xz or gzip of the binaries costs a minute or more on two cores for a package
 # that is installed once and deleted. The build's output

@@ -26,6 +26,7 @@
 # store (records now stored + records retention deleted), a table and a plot (gnuplot) are
 # written to the output directory, and --update-benchmarks puts them into BENCHMARKS.md.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
@@ -67,20 +68,7 @@ fi
 EVENTS_DAYS=1
 SECONDS_TOTAL=$((MINUTES * 60))
 
-install_missing() {
-  local pkgs=()
-  command -v sqlite3 >/dev/null || pkgs+=(sqlite3)
-  command -v curl >/dev/null || pkgs+=(curl)
-  command -v gnuplot >/dev/null || pkgs+=(gnuplot-nox)
-  if [ ${#pkgs[@]} -gt 0 ]; then
-    echo "== installing ${pkgs[*]}"
-    local sudo=""
-    [ "$(id -u)" = 0 ] || sudo=sudo
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${pkgs[@]}" >/dev/null ||
-      { $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${pkgs[@]}" >/dev/null; }
-  fi
-}
-install_missing
+install_missing sqlite3:sqlite3 curl:curl gnuplot-nox:gnuplot
 
 if [ -z "$BIN" ]; then
   SCRATCH=${SOAK_SCRATCH:-.build-release}
@@ -98,24 +86,21 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 PIDS=()
 cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  local p
+  for p in "${PIDS[@]}"; do stop_pid "$p"; done
   rm -rf "$TMP/data"
 }
-trap cleanup EXIT INT TERM
+at_exit cleanup
 
-PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-URL=http://127.0.0.1:$PORT
 DATA=$TMP/data
-mkdir -p "$DATA"
-"$DAEMON" --data-dir "$DATA" --listen "127.0.0.1:$PORT" \
+: >"$OUT/daemon.log"
+start_daemon "$OUT/daemon.log" "$DATA" "$DAEMON" \
   --retention-prod-max-bytes "$CAP" --retention-prod-events-days "$EVENTS_DAYS" \
   --retention-prod-logs-days "$LOGS_DAYS" --retention-prod-verbose-logs-days "$VERBOSE_DAYS" \
-  --retention-interval-seconds "$RETENTION_INTERVAL" >"$OUT/daemon.log" 2>&1 &
-DPID=$!
+  --retention-interval-seconds "$RETENTION_INTERVAL"
+DPID=$DAEMON_PID
+URL=$DAEMON_URL
 PIDS+=("$DPID")
-for _ in $(seq 1 100); do curl -fsS "$URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fsS "$URL/healthz" >/dev/null
 TOKEN=$(cat "$DATA/admin.token")
 export MAMTELEMETRY_URL=$URL MAMTELEMETRY_TOKEN=$TOKEN
 AUTH=(-H "Authorization: Bearer $TOKEN")
@@ -215,7 +200,7 @@ for line in open(sys.argv[1]):
 print(n)
 PY
 )
-  FDS=$(ls "/proc/$DPID/fd" | wc -l)
+  FDS=$(find "/proc/$DPID/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
   USED=$(used_bytes)
   DISK=$(du -cb "$DATA"/prod/records.sqlite* 2>/dev/null | tail -1 | cut -f1)
   ACKED=$(metric_sum mamtelemetry_records_accepted_total)
@@ -237,14 +222,15 @@ curl -fsS "${AUTH[@]}" "$URL/metrics" >"$OUT/metrics.txt"
 RETAINED=$(metric_sum mamtelemetry_retention_deleted_records_total)
 ACCEPTED=$(metric_sum mamtelemetry_records_accepted_total)
 kill "$FOLLOWPID" 2>/dev/null || true
-kill -TERM "$DPID"
-wait "$DPID" || true
+stop_pid "$DPID"
 STORED=$(sqlite3 "$DATA/prod/records.sqlite" "SELECT COALESCE(SUM(count), 0) FROM batch")
 STORED_PPE=$(sqlite3 "$DATA/ppe/records.sqlite" "SELECT COALESCE(SUM(count), 0) FROM batch" 2>/dev/null || echo 0)
 # The daemon's own log lines at error or above (stderr: "TIME LEVEL mamtelemetryd: ...").
 grep -cE '^[^ ]+ (error|critical) ' "$OUT/daemon.log" >"$OUT/daemon-errors.txt" || true
 
+BENCHMARKS_ARGS=()
+[ "$UPDATE" = 1 ] && BENCHMARKS_ARGS=(--benchmarks "$ROOT/BENCHMARKS.md")
 python3 "$ROOT/scripts/soak-report.py" --out "$OUT" --cap "$CAP" --rate "$RATE" --minutes "$MINUTES" --short "$SHORT" \
   --stored $((STORED + STORED_PPE)) --retained "$RETAINED" --accepted "$ACCEPTED" --errors "$ERRORS" \
   --command "scripts/soak.sh$([ "$SHORT" = 1 ] && echo ' --short') --minutes $MINUTES" \
-  --rate-measured "$RATE_MEASURED" --note "${SOAK_NOTE:-}" $([ "$UPDATE" = 1 ] && echo "--benchmarks $ROOT/BENCHMARKS.md")
+  --rate-measured "$RATE_MEASURED" --note "${SOAK_NOTE:-}" "${BENCHMARKS_ARGS[@]}"

@@ -19,6 +19,8 @@
 # /usr/bin/mamtelemetryd is what the unit and operators run.
 
 PACKAGE      := mamtelemetryd
+# What install and the package ship; mamtelemetry-bench (the load generator) stays a developer
+# tool that `make bench` and `make soak` build for themselves.
 PROGRAMS     := mamtelemetryd mamtelemetryctl
 
 # The package version is the one the built daemon reports (`mamtelemetryd --version`,

@@ -6,13 +6,15 @@ import PackageDescription
 /// (ARCHITECTURE.md draws it): the wire model and compression need nothing but zlib; privacy
 /// (pseudonyms, redaction), archives and the Info.plist readers are small leaves; all systemd
 /// code (journal, sd_notify, watchdog, socket activation) is one target; only the store links
-/// GRDB and only the server links Hummingbird. The CLI links neither.
+/// GRDB and only the server links Hummingbird. The CLI and the load generator link neither.
 let package = Package(
     name: "mamtelemetryd",
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "mamtelemetryd", targets: ["mamtelemetryd"]),
         .executable(name: "mamtelemetryctl", targets: ["mamtelemetryctl"]),
+        // The load generator: a developer tool (benchmarks, soaks), not shipped in the .deb.
+        .executable(name: "mamtelemetry-bench", targets: ["mamtelemetry-bench"]),
         // The libraries the component benchmarks (the nested package in Benchmarks/) call: a
         // package that depends on this one by path can use only its products. Declaring them
         // builds nothing more for the daemon, the CLI or the tests.
@@ -131,10 +133,23 @@ let package = Package(
 
         // MARK: Executables
         .executableTarget(name: "mamtelemetryd", dependencies: ["TelemetryServer"]),
+        // `--url` and `--token` (and where a client finds a token), shared by the two client programs.
+        .target(name: "ClientOptions", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
             name: "mamtelemetryctl",
             dependencies: [
-                "TelemetryModel", "Archive", "InfoPlist", "OTLP",
+                "TelemetryModel", "Archive", "InfoPlist", "ClientOptions",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]),
+        // Generated NDJSON/OTLP load against a daemon; bodies are compressed by the Compression
+        // target, the same zlib code the daemon decodes them with.
+        .executableTarget(
+            name: "mamtelemetry-bench",
+            dependencies: [
+                "TelemetryModel", "Compression", "OTLP", "ClientOptions",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -158,7 +173,7 @@ let package = Package(
         /// property test and of the `FuzzTextLog` fuzzer (the Fuzz package links it too).
         .target(name: "TextExportReference", dependencies: ["TelemetryModel"], path: "Tests/TextExportReference"),
         .testTarget(name: "TelemetryModelTests", dependencies: ["TelemetryModel", "TestSupport", "TextExportReference"]),
-        .testTarget(name: "CompressionTests", dependencies: ["Compression"]),
+        .testTarget(name: "CompressionTests", dependencies: ["Compression", "TestSupport"]),
         .testTarget(
             name: "OTLPTests",
             dependencies: ["OTLP", "TelemetryModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),

@@ -8,17 +8,17 @@ cd "$(dirname "$0")/../dashboards"
 promtool check rules alerts.yml
 tests=alerts-tests.yml
 missing=0
-for alert in $(sed -n 's/^ *- alert: *//p' alerts.yml); do
+while read -r alert; do
     if ! grep -q "alertname: $alert\$" "$tests"; then
         echo "alert $alert has no alert_rule_test in $tests" >&2
         missing=1
     fi
-done
-for record in $(sed -n 's/^ *- record: *//p' alerts.yml); do
+done < <(sed -n 's/^ *- alert: *//p' alerts.yml)
+while read -r record; do
     if ! grep -q -- "expr: $record" "$tests" && ! grep -q "expr: .*$record" alerts.yml; then
         echo "recording rule $record is neither tested in $tests nor read by an alert" >&2
         missing=1
     fi
-done
+done < <(sed -n 's/^ *- record: *//p' alerts.yml)
 ((missing == 0)) || exit 1
 promtool test rules "$tests"

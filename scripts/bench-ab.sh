@@ -16,6 +16,7 @@
 # Prints one JSON object per measurement and a table; the daemon's CPU time and minor page
 # faults are read from /proc (faults do not depend on the CPU's speed or its other load).
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$(dirname "$0")/.."
 A=${1:?usage: $0 A_BIN_DIR B_BIN_DIR [OUT_DIR]}
 B=${2:?usage: $0 A_BIN_DIR B_BIN_DIR [OUT_DIR]}
@@ -30,37 +31,28 @@ OUT=${3:-$TMP/out}
 mkdir -p "$OUT"
 DPID=""
 cleanup() {
-  if [ -n "$DPID" ]; then kill "$DPID" 2>/dev/null || true; wait "$DPID" 2>/dev/null || true; fi
+  stop_pid "$DPID"
   if [ "${AB_KEEP:-0}" = 1 ]; then echo "data kept in $TMP"; else rm -rf "$TMP/seed" "$TMP/seed-history" "$TMP"/a* "$TMP"/b* "$TMP/dump"; fi
 }
-trap cleanup EXIT INT TERM
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+at_exit cleanup
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 minor_faults() { awk '{print $10}' "/proc/$1/stat"; }
-rss_kib() { awk '/^VmRSS:/{print $2}' "/proc/$1/status"; }
 
 start() { # BIN DIR [env...]: starts a daemon on DIR, sets DPID and URL
   local bin=$1 dir=$2
   shift 2
-  local port
-  port=$(free_port)
-  URL=http://127.0.0.1:$port
-  env "$@" "$bin/mamtelemetryd" --data-dir "$dir" --listen "127.0.0.1:$port" >>"$OUT/daemons.log" 2>&1 &
-  DPID=$!
-  for _ in $(seq 1 100); do curl -fsS "$URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-  curl -fsS "$URL/healthz" >/dev/null
+  start_daemon "$OUT/daemons.log" "$dir" env "$@" "$bin/mamtelemetryd"
+  DPID=$DAEMON_PID
+  URL=$DAEMON_URL
   export MAMTELEMETRY_DATA_DIR=$dir MAMTELEMETRY_URL=$URL
 }
-stop() { kill "$DPID"; wait "$DPID" 2>/dev/null || true; DPID=""; }
-uncompacted() {
-  sqlite3 "$1/prod/records.sqlite" "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) NOT IN (x'01', x'02')"
-}
+stop() { stop_pid "$DPID"; DPID=""; }
 
-echo "== seeding with A ($SECONDS_INGEST s of mamtelemetryctl bench, compaction held off)"
+echo "== seeding with A ($SECONDS_INGEST s of the load generator, compaction held off)"
 mkdir -p "$TMP/seed"
 start "$A" "$TMP/seed" MAMTELEMETRY_STORE_COMPACT_AFTER_SECONDS=31536000
-"$A/mamtelemetryctl" bench --dump "$TMP/dump" --dump-records 100000 >/dev/null
-"$A/mamtelemetryctl" bench --duration "$SECONDS_INGEST" --concurrency 16 --batch-size 500 --encoding gzip --json >"$OUT/seed.json"
+load_generator "$A" --dump "$TMP/dump" --dump-records 100000 >/dev/null
+load_generator "$A" --duration "$SECONDS_INGEST" --concurrency 16 --batch-size 500 --encoding gzip --json >"$OUT/seed.json"
 python3 Benchmarks/baselines.py bundle-seed "$URL" "$TMP/dump" bench-bundle-device "$BUNDLE_RECORDS" >/dev/null
 # A caller without pii (its token is in the copied control database of both sides).
 READ_TOKEN=$("$A/mamtelemetryctl" tokens create --name bench-read --scope read --scope bundle 2>/dev/null)
@@ -69,7 +61,7 @@ stop
 # not take it in): events spread over the 720 hours before this one.
 mkdir -p "$TMP/seed-history"
 start "$A" "$TMP/seed-history"
-"$A/mamtelemetryctl" bench --duration "$((SECONDS_INGEST / 2))" --concurrency 16 --batch-size 500 --encoding gzip \
+load_generator "$A" --duration "$((SECONDS_INGEST / 2))" --concurrency 16 --batch-size 500 --encoding gzip \
   --logs-fraction 0 --spread-hours 720 --json >"$OUT/seed-history.json"
 stop
 
@@ -82,13 +74,7 @@ for side in a b; do
   cp -a "$TMP/seed-history" "$TMP/$side-history"
   # shellcheck disable=SC2046
   start "$bin" "$TMP/$side" $(side_env "$side")
-  last=-1
-  for _ in $(seq 1 120); do
-    left=$(uncompacted "$TMP/$side")
-    [ "$left" = "$last" ] && break
-    last=$left
-    sleep 5
-  done
+  wait_compaction_settled "$TMP/$side" 5 120 >/dev/null
   stop
   echo "$side: $(sqlite3 "$TMP/$side/prod/records.sqlite" "SELECT count(*), sum(count), sum(storedBytes) FROM batch WHERE kind = 0") (rows, events, stored bytes)"
 done
@@ -123,17 +109,17 @@ for round in $(seq 1 "$ROUNDS"); do
         mkdir -p "$TMP/$side-ingest"
         # shellcheck disable=SC2046
         start "$bin" "$TMP/$side-ingest" $(side_env "$side")
-        max=$("$bin/mamtelemetryctl" bench --live --duration 10 --concurrency 16 --batch-size 500 --encoding gzip --json)
+        max=$(load_generator "$bin" --live --duration 10 --concurrency 16 --batch-size 500 --encoding gzip --json)
         before=$(cpu_ticks "$DPID")
         faults=$(minor_faults "$DPID")
-        fixed=$("$bin/mamtelemetryctl" bench --live --rate "$RATE" --duration 10 --concurrency 64 --batch-size 500 --encoding gzip --json)
+        fixed=$(load_generator "$bin" --live --rate "$RATE" --duration 10 --concurrency 64 --batch-size 500 --encoding gzip --json)
         result=$(python3 -c "import json,sys;m,f=json.loads(sys.argv[1]),json.loads(sys.argv[2]);print(json.dumps({'maxRecordsPerSecond':m['recordsPerSecond'],'records':f['records'],'p99Ms':f['latencyMsP99'],'rssKiB':int(sys.argv[3])}))" "$max" "$fixed" "$(rss_kib "$DPID")")
       else
         result=$(BENCH_TOKEN=$token python3 Benchmarks/baselines.py scan "$URL" com.contoso.outlook -2h now "${what%-read}")
       fi
       after=$(cpu_ticks "$DPID")
       faulted=$(($(minor_faults "$DPID") - faults))
-      echo "{\"side\":\"$side\",\"round\":$round,\"what\":\"$what\",\"daemonCpuSeconds\":$(((after - before)))e-2,\"minorFaults\":$faulted,\"result\":$result}" |
+      echo "{\"side\":\"$side\",\"round\":$round,\"what\":\"$what\",\"daemonCpuSeconds\":$((after - before))e-2,\"minorFaults\":$faulted,\"result\":$result}" |
         tee -a "$OUT/ab.jsonl"
     done
     stop

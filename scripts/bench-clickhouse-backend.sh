@@ -12,9 +12,10 @@
 #
 #   scripts/bench-clickhouse-backend.sh OUT.json [--smoke]
 #
-# Needs BENCH_BIN (the directory holding mamtelemetryd and mamtelemetryctl). Writes OUT.json
+# Needs BENCH_BIN (the directory holding mamtelemetryd and mamtelemetry-bench). Writes OUT.json
 # and prints its table rows. Without clickhouse-server it writes {"skipped": reason}.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: $0 OUT.json [--smoke]}
 SMOKE=0
@@ -22,26 +23,24 @@ SMOKE=0
 if [ "$SMOKE" = 1 ]; then D=2; else D=${BENCH_SECONDS:-15}; fi
 CONC=${BENCH_CONCURRENCY:-16}
 BATCH=${BENCH_BATCH:-500}
-BIN=${BENCH_BIN:?set BENCH_BIN to the directory of mamtelemetryd and mamtelemetryctl}
+BIN=${BENCH_BIN:?set BENCH_BIN to the directory of mamtelemetryd and mamtelemetry-bench}
 if [ ! -x /usr/sbin/clickhouse-server ] && ! scripts/deps.sh bench >/dev/null 2>&1; then
   printf '{"skipped": "clickhouse-server could not be installed"}\n' >"$OUT"
   echo "(k) ClickHouse backend skipped: clickhouse-server could not be installed"
   exit 0
 fi
 WORK=$(mktemp -d /tmp/mamtelemetry-bench-chbackend.XXXXXX)
+DAEMON_PIDS=()
 cleanup() {
-  # The daemons are started inside $(...), so their pids come back through pid files.
-  local f
-  for f in "$WORK"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true; done
-  for f in "$WORK"/*.pid; do [ -f "$f" ] && while kill -0 "$(cat "$f")" 2>/dev/null; do sleep 0.1; done; done
+  local p
+  for p in "${DAEMON_PIDS[@]}"; do stop_pid "$p"; done
   scripts/clickhouse/server.sh stop --dir "$WORK/ch" --timeout 10 >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
-trap cleanup EXIT INT TERM
+at_exit cleanup
 
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 for _ in 1 2 3; do
-  base=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1] // 10 * 10 + 3)')
+  base=$(free_port_block 10 3)
   rc=0
   scripts/clickhouse/server.sh start --dir "$WORK/ch" --http-port "$base" >"$WORK/ch.urls" || rc=$?
   [ "$rc" = 3 ] || break
@@ -49,22 +48,16 @@ done
 [ "$rc" = 0 ] || { echo "(k) could not start ClickHouse (server.sh exit $rc)" >&2; exit 1; }
 CH=$(head -n 1 "$WORK/ch.urls")
 q() { curl -fsS "$CH/" --data-binary "$1"; }
-now_s() { python3 -c 'import time;print(time.monotonic())'; }
+now_s() { monotonic_seconds; }
 
-# One daemon; prints its URL. $1 name, then extra arguments.
-start_daemon() {
-  local name=$1 port
-  shift
-  port=$(free_port)
-  mkdir -p "$WORK/$name"
-  "$BIN/mamtelemetryd" --data-dir "$WORK/$name" --listen "127.0.0.1:$port" "$@" >"$WORK/$name.log" 2>&1 &
-  echo "$!" >"$WORK/$name.pid"
-  for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-  curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null
-  echo "http://127.0.0.1:$port"
-}
-CHD=$(start_daemon chd --store-backend clickhouse --clickhouse-url "$CH" --clickhouse-database bench --collector-id 1)
-SQL=$(start_daemon sqld)
+# Two daemons: a collector on the ClickHouse backend and one on SQLite.
+start_daemon "$WORK/chd.log" "$WORK/chd" "$BIN/mamtelemetryd" \
+  --store-backend clickhouse --clickhouse-url "$CH" --clickhouse-database bench --collector-id 1
+CHD=$DAEMON_URL
+DAEMON_PIDS+=("$DAEMON_PID")
+start_daemon "$WORK/sqld.log" "$WORK/sqld" "$BIN/mamtelemetryd"
+SQL=$DAEMON_URL
+DAEMON_PIDS+=("$DAEMON_PID")
 spool() {  # records waiting in the collector's spool, read from its database files
   local n=0 f
   for f in "$WORK"/chd/prod/records.sqlite "$WORK"/chd/ppe/records.sqlite; do
@@ -81,7 +74,7 @@ wait_spool_empty() {  # seconds waited (bounded by 600)
   python3 -c "print(round($t1 - $t0, 3))"
 }
 load() {  # closed-loop events for $2 s against daemon $1, JSON result
-  MAMTELEMETRY_URL=$1 MAMTELEMETRY_DATA_DIR=$3 "$BIN/mamtelemetryctl" bench --duration "$2" --concurrency "$CONC" \
+  MAMTELEMETRY_URL=$1 MAMTELEMETRY_DATA_DIR=$3 "$BIN/mamtelemetry-bench" --duration "$2" --concurrency "$CONC" \
     --batch-size "$BATCH" --logs-fraction 0 --encoding gzip --json
 }
 

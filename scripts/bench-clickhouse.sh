@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The benchmark's ClickHouse peer (step (i) of scripts/bench.sh): the same events the bench
-# generator dumps (`mamtelemetryctl bench --dump`), stored in one private ClickHouse server and
+# generator dumps (`mamtelemetry-bench --dump`), stored in one private ClickHouse server and
 # asked the same questions as our daemon.
 #
 #   scripts/bench-clickhouse.sh run EVENTS.ndjson OUT.json [APP]
@@ -17,6 +17,7 @@
 # If clickhouse-server is missing and cannot be installed, `run` writes {"skipped": reason}
 # and exits 0, and `rows` prints that reason instead of the rows.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$(dirname "$0")/.."
 
 run() {
@@ -30,8 +31,8 @@ run() {
   fi
   local work
   work=$(mktemp -d /tmp/mamtelemetry-bench-clickhouse.XXXXXX)
-  # A trap, so an interrupted bench never leaves a server running or its data behind.
-  trap 'for d in "'"$work"'"/lz4 "'"$work"'"/zstd; do scripts/clickhouse/server.sh stop --dir "$d" >/dev/null 2>&1 || true; done; rm -rf "'"$work"'"' EXIT INT TERM
+  # At exit, so an interrupted bench never leaves a server running or its data behind.
+  at_exit stop_servers "$work"
   # TabSeparated escapes backslashes; JSON lines hold no raw tab or newline.
   sed 's/\\/\\\\/g' "$events" >"$work/events.tsv"
   # ClickHouse's default codec (lz4, fast reads) and zstd (smaller); 18.16 sets it per server.
@@ -46,6 +47,13 @@ for name, c in (("lz4", lz4), ("zstd", zstd)): print(name, json.dumps(c))
 PY
 }
 
+# Stops the servers under WORK (one per codec) and removes it.
+stop_servers() { # WORK
+  local d
+  for d in "$1/lz4" "$1/zstd"; do scripts/clickhouse/server.sh stop --dir "$d" >/dev/null 2>&1 || true; done
+  rm -rf "$1"
+}
+
 # One private server with codec $5 in directory $4: load $1 (TSV of the raw lines of $2),
 # time the queries for app $3, write $4/result.json, stop the server.
 measure() {
@@ -54,7 +62,7 @@ measure() {
   # CI with nothing in its logs, most likely a port taken between the check and the bind by
   # a test running beside it): either way a fresh directory on another free base is tried.
   for attempt in 1 2 3; do
-    base=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1] // 10 * 10 + 3)')
+    base=$(free_port_block 10 3)
     rc=0
     scripts/clickhouse/server.sh start --dir "$dir" --http-port "$base" --compression "$codec" >"$dir.urls" || rc=$?
     [ "$rc" = 3 ] || [ "$rc" = 1 ] || break

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Fleet vs GUID-heavy data: steps (a) ingest, (c) compression and (d) query of
-# scripts/bench.sh, run once per data set of `mamtelemetryctl bench --data`, each on a fresh
+# scripts/bench.sh, run once per data set of `mamtelemetry-bench --data`, each on a fresh
 # daemon holding only that data set's events, with raw zlib level 6 of the same data set's
 # NDJSON (one core, per batch) measured in the same run as the baseline. bench.sh calls it;
 # alone: BENCH_BIN=DIR scripts/bench-datasets.sh OUT_DIR (DIR holds mamtelemetryd and
-# mamtelemetryctl). Knobs as bench.sh: BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_BATCH,
+# mamtelemetry-bench). Knobs as bench.sh: BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_BATCH,
 # BENCH_SMOKE=1 (2 s, tiny dumps: figures mean nothing).
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: BENCH_BIN=DIR $0 OUT_DIR}
 BIN=${BENCH_BIN:?set BENCH_BIN to the directory with the built binaries}
@@ -17,41 +18,27 @@ mkdir -p "$OUT"
 TMP=$(mktemp -d /tmp/mamtelemetry-datasets.XXXXXX)
 DPID=""
 cleanup() {
-  if [ -n "$DPID" ]; then kill "$DPID" 2>/dev/null || true; wait "$DPID" 2>/dev/null || true; fi
+  stop_pid "$DPID"
   rm -rf "$TMP"
 }
-trap cleanup EXIT INT TERM
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+at_exit cleanup
 
 for set in guid fleet; do
   echo "== data set '$set': fresh daemon, events only, $D s"
-  port=$(free_port)
-  url=http://127.0.0.1:$port
-  mkdir -p "$TMP/$set"
-  "$BIN/mamtelemetryd" --data-dir "$TMP/$set" --listen "127.0.0.1:$port" >"$OUT/$set-daemon.log" 2>&1 &
-  DPID=$!
-  for _ in $(seq 1 100); do curl -fsS "$url/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-  curl -fsS "$url/healthz" >/dev/null
+  : >"$OUT/$set-daemon.log"
+  start_daemon "$OUT/$set-daemon.log" "$TMP/$set" "$BIN/mamtelemetryd"
+  DPID=$DAEMON_PID
+  url=$DAEMON_URL
   # The clients authenticate with this daemon's first-start admin token (read from its data
   # directory), not the one of bench.sh's daemon that the caller's environment names.
   export MAMTELEMETRY_DATA_DIR=$TMP/$set
-  "$BIN/mamtelemetryctl" bench --data "$set" --batch-size "$BATCH" --dump "$TMP/$set-dump" --dump-records "$DUMP"
+  "$BIN/mamtelemetry-bench" --data "$set" --batch-size "$BATCH" --dump "$TMP/$set-dump" --dump-records "$DUMP"
   python3 Benchmarks/baselines.py zlib "$TMP/$set-dump/events.ndjson" "$BATCH" >"$OUT/$set-zlib.json"
-  MAMTELEMETRY_URL=$url "$BIN/mamtelemetryctl" bench --data "$set" --duration "$D" --concurrency "$CONC" \
+  MAMTELEMETRY_URL=$url "$BIN/mamtelemetry-bench" --data "$set" --duration "$D" --concurrency "$CONC" \
     --batch-size "$BATCH" --encoding gzip --logs-fraction 0 --pid "$DPID" --json >"$OUT/$set-a.json"
   # (c) as bench.sh reads it, after the compactor: wait until the count of batches still
   # uncompacted stops falling, then sum raw and stored bytes of the event rows (prod and ppe).
-  last=-1
-  for _ in $(seq 1 60); do
-    left=0
-    for env in prod ppe; do
-      f=$TMP/$set/$env/records.sqlite
-      [ -f "$f" ] && left=$((left + $(sqlite3 "$f" "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) NOT IN (x'01', x'02')")))
-    done
-    [ "$left" = "$last" ] && break
-    last=$left
-    sleep "$POLL"
-  done
+  wait_compaction_settled "$TMP/$set" "$POLL" 60 >/dev/null
   python3 - "$TMP/$set" >"$OUT/$set-c.json" <<'PY'
 import json, os, sqlite3, sys
 raw = stored = events = 0
@@ -64,7 +51,7 @@ for env in ("prod", "ppe"):
 print(json.dumps({"events": events, "rawBytes": raw, "storedBytes": stored, "ratio": round(raw / stored, 2) if stored else 0}))
 PY
   python3 Benchmarks/baselines.py scan "$url" com.contoso.outlook -2h now >"$OUT/$set-d.json"
-  kill "$DPID"; wait "$DPID" 2>/dev/null || true; DPID=""
+  stop_pid "$DPID"; DPID=""
   rm -rf "${TMP:?}/$set" "$TMP/$set-dump"
 done
 

@@ -19,6 +19,7 @@
 # Usage: scripts/bench.sh [--smoke] [--out DIR]      (make bench)
 # --smoke runs each step for ~2 s so CI keeps the suite working; its figures mean nothing.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 SMOKE=0
@@ -37,21 +38,8 @@ CONC=${BENCH_CONCURRENCY:-16}
 BATCH=${BENCH_BATCH:-500}
 SCRATCH=${BENCH_SCRATCH:-.build-release}
 
-need() { command -v "$1" >/dev/null 2>&1 || [ -x "$2" ]; }
 JR=/usr/lib/systemd/systemd-journal-remote
-install_missing() {
-  local pkgs=()
-  need sqlite3 /nonexistent || pkgs+=(sqlite3)
-  [ -x "$JR" ] || pkgs+=(systemd-journal-remote)
-  need curl /nonexistent || pkgs+=(curl)
-  if [ ${#pkgs[@]} -gt 0 ]; then
-    echo "== installing ${pkgs[*]}"
-    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y "${pkgs[@]}" >/dev/null ||
-      { $SUDO apt-get -o DPkg::Lock::Timeout=300 update >/dev/null && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y "${pkgs[@]}" >/dev/null; }
-  fi
-}
-install_missing
+install_missing sqlite3:sqlite3 "systemd-journal-remote:$JR" curl:curl
 
 if [ -n "${BENCH_BIN:-}" ]; then
   BENCH_NO_BUILD=1  # CI's smoke run reuses the test build's binaries
@@ -59,36 +47,30 @@ fi
 if [ -z "${BENCH_NO_BUILD:-}" ]; then
   echo "== building release (scratch $SCRATCH)"
   swift build -c release --scratch-path "$SCRATCH" --product mamtelemetryd
-  swift build -c release --scratch-path "$SCRATCH" --product mamtelemetryctl
+  swift build -c release --scratch-path "$SCRATCH" --product mamtelemetry-bench
 fi
 BIN=${BENCH_BIN:-$ROOT/$SCRATCH/release}
 DAEMON=$BIN/mamtelemetryd
-CTL=$BIN/mamtelemetryctl
+GEN=$BIN/mamtelemetry-bench
 
+# The results (out/, unless --out) and the dataset stay in TMP; the data directories go.
 TMP=$(mktemp -d /tmp/mamtelemetry-bench.XXXXXX)
 [ -n "$OUT" ] || OUT=$TMP/out
 mkdir -p "$OUT"
 PIDS=()
 cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  local p
+  for p in "${PIDS[@]}"; do stop_pid "$p"; done
   rm -rf "$TMP/data" "$TMP/jr"
 }
-trap cleanup EXIT INT TERM
+at_exit cleanup
 
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
-PORT=$(free_port)
-URL=http://127.0.0.1:$PORT
-mkdir -p "$TMP/data"
-"$DAEMON" --data-dir "$TMP/data" --listen "127.0.0.1:$PORT" >"$OUT/daemon.log" 2>&1 &
-DPID=$!
+: >"$OUT/daemon.log"
+start_daemon "$OUT/daemon.log" "$TMP/data" "$DAEMON"
+DPID=$DAEMON_PID
+URL=$DAEMON_URL
 PIDS+=("$DPID")
-for _ in $(seq 1 100); do curl -fsS "$URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fsS "$URL/healthz" >/dev/null
 export MAMTELEMETRY_URL=$URL MAMTELEMETRY_DATA_DIR=$TMP/data
-
-rss_kib() { awk '/^VmRSS:/{print $2}' "/proc/$1/status"; }
-jget() { python3 -c 'import json,sys;d=json.load(open(sys.argv[1]));print(d.get(sys.argv[2],""))' "$@"; }
 
 echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(awk '/MemTotal/{printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/load.txt"
@@ -100,38 +82,23 @@ IDLE_KIB=$(rss_kib "$DPID")
 IDLE_SETTLED_KIB=$(rss_kib "$DPID")
 
 echo "== dataset ($DUMP records of each kind) for the baselines"
-"$CTL" bench --dump "$TMP/dataset" --dump-records "$DUMP"
+"$GEN" --dump "$TMP/dataset" --dump-records "$DUMP"
 
 echo "== (a) closed loop, $D s, concurrency $CONC, batch $BATCH, gzip"
-"$CTL" bench --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding gzip --pid "$DPID" --json >"$OUT/a-closed.json"
+"$GEN" --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding gzip --pid "$DPID" --json >"$OUT/a-closed.json"
 cat "$OUT/a-closed.json"; echo
-MAX=$(jget "$OUT/a-closed.json" recordsPerSecond)
+MAX=$(json_field "$OUT/a-closed.json" recordsPerSecond)
 HALF=$(python3 -c "print(max(100, int(float('$MAX') / 2)))")
 echo "load after (a): $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/load.txt"
 
 echo "== (b) open loop at $HALF records/s (half of max), $D s"
-"$CTL" bench --duration "$D" --concurrency 128 --batch-size "$BATCH" --encoding gzip --rate "$HALF" --pid "$DPID" --json >"$OUT/b-open.json"
+"$GEN" --duration "$D" --concurrency 128 --batch-size "$BATCH" --encoding gzip --rate "$HALF" --pid "$DPID" --json >"$OUT/b-open.json"
 cat "$OUT/b-open.json"; echo
 
 echo "== (c) store compression ratio, after the compactor merged the batches into segments"
 # The compactor takes batches 5 s old; wait until the count of batches still uncompacted stops
-# falling (the newest run may stay a batch until more records follow it).
-uncompacted() {
-  local n=0 f
-  for env in prod ppe; do
-    f=$TMP/data/$env/records.sqlite
-    [ -f "$f" ] && n=$((n + $(sqlite3 "$f" "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) NOT IN (x'01', x'02')")))
-  done
-  echo "$n"
-}
-LAST=-1
-for _ in $(seq 1 60); do
-  NOW_LEFT=$(uncompacted)
-  [ "$NOW_LEFT" = "$LAST" ] && break
-  LAST=$NOW_LEFT
-  sleep 8
-done
-echo "batches left uncompacted: $LAST"
+# falling. (This and the ratio below read the store's SQLite files directly.)
+echo "batches left uncompacted: $(wait_compaction_settled "$TMP/data" 8 60)"
 RATIO_ROWS=""
 for env in prod ppe; do
   f=$TMP/data/$env/records.sqlite
@@ -161,7 +128,7 @@ PY
 cat "$OUT/c-ratio.json"
 
 echo "== (d) query scan: time range + app filter"
-EVENTS_IN_WINDOW=$(jget "$OUT/c-ratio.json" events)
+EVENTS_IN_WINDOW=$(json_field "$OUT/c-ratio.json" events)
 python3 Benchmarks/baselines.py scan "$URL" com.contoso.outlook -2h now >"$OUT/d-scan.json" || true
 cat "$OUT/d-scan.json"
 python3 Benchmarks/baselines.py scan "$URL" com.contoso.outlook -2h now ndjson >"$OUT/d-scan-ndjson.json" || true
@@ -173,7 +140,7 @@ python3 Benchmarks/baselines.py bundle "$URL" bench-bundle-device -1d | tee "$OU
 
 echo "== (h) stats over a long window: hourly rollups vs reading every record, same daemon and answer"
 # History for the stats: events spread over the $STATS_HOURS whole hours before this one.
-"$CTL" bench --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding gzip --logs-fraction 0 --spread-hours "$STATS_HOURS" --json >"$OUT/h-history.json"
+"$GEN" --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding gzip --logs-fraction 0 --spread-hours "$STATS_HOURS" --json >"$OUT/h-history.json"
 python3 Benchmarks/baselines.py stats "$URL" "$STATS_HOURS" | tee "$OUT/h-stats.json"
 
 echo "== (e) RSS"
@@ -184,11 +151,11 @@ echo "== baseline: raw zlib level 6, one core, batches of $BATCH"
 python3 Benchmarks/baselines.py zlib "$TMP/dataset/events.ndjson" "$BATCH" | tee "$OUT/z-zlib.json"
 
 echo "== our logs-only ingest, identity encoding, $D s (same shape as the journal-remote peer)"
-"$CTL" bench --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding identity --logs-fraction 1 --pid "$DPID" --json >"$OUT/f-logs.json"
+"$GEN" --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding identity --logs-fraction 1 --pid "$DPID" --json >"$OUT/f-logs.json"
 cat "$OUT/f-logs.json"; echo
 
 echo "== (g) OTLP/HTTP logs ingest (protobuf, as an OpenTelemetry exporter sends), identity encoding, $D s"
-"$CTL" bench --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding identity --logs-fraction 1 --logs-protocol otlp --pid "$DPID" --json >"$OUT/g-otlp.json"
+"$GEN" --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding identity --logs-fraction 1 --logs-protocol otlp --pid "$DPID" --json >"$OUT/g-otlp.json"
 cat "$OUT/g-otlp.json"; echo
 
 echo "== peer: systemd-journal-remote, same log records, export format over HTTP"
@@ -197,7 +164,7 @@ JPORT=$(free_port)
 mkdir -p "$TMP/jr"
 "$JR" --listen-http="127.0.0.1:$JPORT" --output="$TMP/jr/remote.journal" --split-mode=none >"$OUT/journal-remote.log" 2>&1 &
 PIDS+=("$!")
-for _ in $(seq 1 50); do (exec 3<>/dev/tcp/127.0.0.1/$JPORT) 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$JPORT") 2>/dev/null && break; sleep 0.1; done
 python3 Benchmarks/baselines.py journal-remote "$JPORT" "$TMP/dataset/logs.export" "$BATCH" "$D" | tee "$OUT/p-journal-remote.json"
 
 echo "== (i) peer: ClickHouse (Debian's 18.16, one private server), the same events and queries"
@@ -207,7 +174,7 @@ scripts/bench-clickhouse.sh run "$TMP/dataset/events.ndjson" "$OUT/i-clickhouse.
 echo "== (k) ClickHouse backend: collector ingest and shipping vs direct insert, outage drain, reads vs SQLite"
 SMOKE_FLAG=""; [ "$SMOKE" = 1 ] && SMOKE_FLAG=--smoke
 BENCH_BIN=$BIN BENCH_SECONDS=$D BENCH_CONCURRENCY=$CONC BENCH_BATCH=$BATCH \
-  scripts/bench-clickhouse-backend.sh "$OUT/k-clickhouse-backend.json" $SMOKE_FLAG | tee "$OUT/k-clickhouse-backend.txt"
+  scripts/bench-clickhouse-backend.sh "$OUT/k-clickhouse-backend.json" ${SMOKE_FLAG:+"$SMOKE_FLAG"} | tee "$OUT/k-clickhouse-backend.txt"
 
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/load.txt"
 
@@ -269,7 +236,7 @@ PY
 scripts/bench-clickhouse.sh rows "$OUT" | tee -a "$OUT/summary.txt"
 grep '^|' "$OUT/k-clickhouse-backend.txt" | tee -a "$OUT/summary.txt" || true
 # ---- Fleet vs GUID-heavy data: steps (a), (c) and (d) once per data set of
-# `mamtelemetryctl bench --data`, each on a fresh daemon, beside raw zlib-6 of the same data.
+# `mamtelemetry-bench --data`, each on a fresh daemon, beside raw zlib-6 of the same data.
 echo "== fleet vs GUID-heavy data sets (scripts/bench-datasets.sh)"
 BENCH_BIN=$BIN BENCH_SMOKE=$SMOKE BENCH_SECONDS=$D BENCH_CONCURRENCY=$CONC BENCH_BATCH=$BATCH \
   scripts/bench-datasets.sh "$OUT/datasets"

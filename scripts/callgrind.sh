@@ -13,6 +13,7 @@
 # CALLGRIND_NO_BUILD=1 reuses the built Benchmarks/.build/release/hotpath-count.
 # Exit status 1 when any path costs more than baseline × (1 + tolerance).
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BASELINE=$ROOT/Benchmarks/callgrind-baseline.tsv
@@ -46,8 +47,8 @@ fi
 BUILT=$ROOT/Benchmarks/.build/release/hotpath-count
 [ -x "$BUILT" ] || { echo "$BUILT not built" >&2; exit 2; }
 
-TMP=$(mktemp -d /tmp/callgrind.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
+make_temp_dir callgrind
+TMP=$TEMP_DIR
 # Valgrind 3.19 (Debian 12) cannot read the DWARF 5 the Swift toolchain writes and gives up,
 # so it runs a copy without debug info (the counts are the same; only line numbers are lost).
 BIN=$TMP/hotpath-count
@@ -62,7 +63,7 @@ instructions() { # path ops -> total instructions of the whole run
   awk '/^totals:/ { print $2; found = 1 } END { if (!found) exit 1 }' "$out"
 }
 
-baseline_of() { [ -f "$BASELINE" ] && awk -F'\t' -v p="$1" '$1 == p { print $2 }' "$BASELINE" || true; }
+baseline_of() { if [ -f "$BASELINE" ]; then awk -F'\t' -v p="$1" '$1 == p { print $2 }' "$BASELINE"; fi; }
 
 printf '%-9s %16s %14s %16s %9s  %s\n' path "instr/operation" "instr/record" baseline change verdict
 FAILED=0

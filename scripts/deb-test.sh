@@ -5,10 +5,11 @@
 # and that purging removes it again. CONFIG=debug (the default here) packages the test
 # build's binaries, so CI needs no second, release build; CONFIG=release checks a real one.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$(dirname "$0")/.."
 CONFIG=${CONFIG:-debug}
-root=$(mktemp -d /tmp/mamtd-deb-root.XXXXXX)
-trap 'rm -rf "$root"' EXIT
+make_temp_dir mamtd-deb-root
+root=$TEMP_DIR
 
 # Uncompressed: xz or gzip of the binaries costs a minute or more on two cores for a package
 # that is installed once and deleted. The build's output
@@ -41,6 +42,8 @@ for f in "${expected_files[@]}"; do
   grep -qx "$f" <<<"$listing" || fail "$deb does not contain $f"
 done
 [[ $(dpkg-deb -f "$deb" Version) == "$version" ]] || fail "package version is not the daemon's $version"
+# The load generator is a developer tool (benchmarks, soaks): built with the package, never shipped.
+! grep -q mamtelemetry-bench <<<"$listing" || fail "$deb ships mamtelemetry-bench, a developer tool"
 
 in_root -i "$deb" >"$root/install.out" 2>&1 || { cat "$root/install.out" >&2; fail "dpkg -i failed"; }
 in_root -s mamtelemetryd | grep -qx 'Status: install ok installed' || fail "not installed ok"

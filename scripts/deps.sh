@@ -7,7 +7,8 @@ need=(pkg-config zlib1g-dev libsystemd-dev libsqlite3-dev libarchive-dev systemd
 if [[ "${1:-}" == "test" ]]; then
   # chromium: the browser the console tests drive (Playwright launches it by path).
   # dpkg-dev and groff-base: the package test builds the .deb and renders its man pages.
-  need+=(unzip prometheus python3-venv chromium dpkg-dev groff-base)
+  # The shell scripts' lint step (scripts/shellcheck.sh) runs shellcheck.
+  need+=(unzip prometheus python3-venv chromium dpkg-dev groff-base shellcheck)
 fi
 if [[ "${1:-}" == "test" || "${1:-}" == "soak" ]]; then
   # sqlite3: the soak (scripts/soak.sh) reads the store's size and record count with it.

@@ -23,4 +23,5 @@ protoc --plugin=protoc-gen-swift="$plugin" -I Protos \
     opentelemetry/proto/logs/v1/logs.proto \
     opentelemetry/proto/collector/logs/v1/logs_service.proto \
     google/rpc/status.proto
-echo "generated: $(ls "$out"/*.pb.swift | xargs -n1 basename | tr '\n' ' ')"
+generated=("$out"/*.pb.swift)
+echo "generated: ${generated[*]##*/} "

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
+# shellcheck source=/dev/null # written by deps.sh when it installed a toolchain
 [[ -f /tmp/mamtelemetry-swift-path ]] && source /tmp/mamtelemetry-swift-path
 swift build -c release --product mamtelemetryd
 swift build -c release --product mamtelemetryctl

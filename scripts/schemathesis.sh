@@ -14,6 +14,7 @@
 # Build the daemon first (`swift build`); this script does not build, so it never contends
 # for the shared .build lock.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$(dirname "$0")/.."
 root=$PWD
 
@@ -41,35 +42,25 @@ echo "schemathesis $("$venv/bin/st" --version | awk '{print $NF}'), openapi-spec
 # 2. A daemon of our own.
 work=$(mktemp -d "${TMPDIR:-/tmp}/mamtd-schemathesis.XXXXXX")
 pid=
+# shellcheck disable=SC2317 # also run at exit, through at_exit
 stop_daemon() {
-    if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
-        kill -TERM "$pid" 2>/dev/null || true
-        for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    fi
+    stop_pid "$pid" 10
     pid=
 }
+# shellcheck disable=SC2317 # run at exit, through at_exit
 cleanup() {
     stop_daemon
     rm -rf "$work"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+at_exit cleanup
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-base=http://127.0.0.1:$port
-mkdir -p "$work/data"
-env -u NOTIFY_SOCKET -u LISTEN_FDS -u LISTEN_PID \
-    "$daemon" --data-dir "$work/data" --listen "127.0.0.1:$port" >"$work/daemon.log" 2>&1 &
-pid=$!
-
+# Not socket-activated or supervised even when this shell is: no systemd variables.
 ready=0
-for _ in $(seq 300); do
-    if ! kill -0 "$pid" 2>/dev/null; then break; fi
-    if curl -fsS -o /dev/null "$base/readyz" 2>/dev/null; then ready=1; break; fi
-    sleep 0.1
-done
+: >"$work/daemon.log"
+DAEMON_PROBE=/readyz DAEMON_WAIT_SECONDS=30 start_daemon "$work/daemon.log" "$work/data" \
+    env -u NOTIFY_SOCKET -u LISTEN_FDS -u LISTEN_PID "$daemon" 2>/dev/null && ready=1
+pid=$DAEMON_PID
+base=$DAEMON_URL
 if [[ $ready != 1 || ! -s $work/data/admin.token ]]; then
     echo "schemathesis.sh: the daemon did not become ready; its log:" >&2
     cat "$work/daemon.log" >&2

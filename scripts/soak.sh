@@ -13,7 +13,7 @@
 #
 # What runs, all at once, for the whole duration:
 #   - ingest at half the maximum rate (measured first with a 10 s closed loop, or --rate):
-#     `mamtelemetryctl bench --live`, which stamps every record with a fresh eventId and the
+#     `mamtelemetry-bench --live`, which stamps every record with a fresh eventId and the
 #     current time, so nothing is a duplicate and the store keeps growing;
 #   - retention by size (prod cap SOAK_CAP_BYTES) and by age (verbose and other logs age out
 #     within minutes: fractional days), with the growth trigger and the timer; compaction on;
@@ -26,6 +26,7 @@
 # store (records now stored + records retention deleted), a table and a plot (gnuplot) are
 # written to the output directory, and --update-benchmarks puts them into BENCHMARKS.md.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
@@ -67,30 +68,17 @@ fi
 EVENTS_DAYS=1
 SECONDS_TOTAL=$((MINUTES * 60))
 
-install_missing() {
-  local pkgs=()
-  command -v sqlite3 >/dev/null || pkgs+=(sqlite3)
-  command -v curl >/dev/null || pkgs+=(curl)
-  command -v gnuplot >/dev/null || pkgs+=(gnuplot-nox)
-  if [ ${#pkgs[@]} -gt 0 ]; then
-    echo "== installing ${pkgs[*]}"
-    local sudo=""
-    [ "$(id -u)" = 0 ] || sudo=sudo
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${pkgs[@]}" >/dev/null ||
-      { $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${pkgs[@]}" >/dev/null; }
-  fi
-}
-install_missing
+install_missing sqlite3:sqlite3 curl:curl gnuplot-nox:gnuplot
 
 if [ -z "$BIN" ]; then
   SCRATCH=${SOAK_SCRATCH:-.build-release}
   echo "== building release (scratch $SCRATCH)"
   swift build -c release --scratch-path "$SCRATCH" --product mamtelemetryd
-  swift build -c release --scratch-path "$SCRATCH" --product mamtelemetryctl
+  swift build -c release --scratch-path "$SCRATCH" --product mamtelemetry-bench
   BIN=$ROOT/$SCRATCH/release
 fi
 DAEMON=$BIN/mamtelemetryd
-CTL=$BIN/mamtelemetryctl
+GEN=$BIN/mamtelemetry-bench
 
 TMP=$(mktemp -d /tmp/mamtelemetry-soak.XXXXXX)
 [ -n "$OUT" ] || OUT=$TMP/out
@@ -98,24 +86,21 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 PIDS=()
 cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  local p
+  for p in "${PIDS[@]}"; do stop_pid "$p"; done
   rm -rf "$TMP/data"
 }
-trap cleanup EXIT INT TERM
+at_exit cleanup
 
-PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-URL=http://127.0.0.1:$PORT
 DATA=$TMP/data
-mkdir -p "$DATA"
-"$DAEMON" --data-dir "$DATA" --listen "127.0.0.1:$PORT" \
+: >"$OUT/daemon.log"
+start_daemon "$OUT/daemon.log" "$DATA" "$DAEMON" \
   --retention-prod-max-bytes "$CAP" --retention-prod-events-days "$EVENTS_DAYS" \
   --retention-prod-logs-days "$LOGS_DAYS" --retention-prod-verbose-logs-days "$VERBOSE_DAYS" \
-  --retention-interval-seconds "$RETENTION_INTERVAL" >"$OUT/daemon.log" 2>&1 &
-DPID=$!
+  --retention-interval-seconds "$RETENTION_INTERVAL"
+DPID=$DAEMON_PID
+URL=$DAEMON_URL
 PIDS+=("$DPID")
-for _ in $(seq 1 100); do curl -fsS "$URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fsS "$URL/healthz" >/dev/null
 TOKEN=$(cat "$DATA/admin.token")
 export MAMTELEMETRY_URL=$URL MAMTELEMETRY_TOKEN=$TOKEN
 AUTH=(-H "Authorization: Bearer $TOKEN")
@@ -126,13 +111,13 @@ RATE_MEASURED=0
 if [ -z "$RATE" ]; then
   RATE_MEASURED=1
   echo "== maximum ingest (10 s closed loop, live records)"
-  "$CTL" bench --live --duration 10 --concurrency 16 --batch-size 500 --encoding identity --json >"$OUT/max.json"
+  "$GEN" --live --duration 10 --concurrency 16 --batch-size 500 --encoding identity --json >"$OUT/max.json"
   RATE=$(python3 -c "import json;print(int(json.load(open('$OUT/max.json'))['recordsPerSecond'] / 2))")
 fi
 echo "== soak: $MINUTES min at $RATE records/s, prod cap $CAP bytes, sample every $SAMPLE s" | tee -a "$OUT/machine.txt"
 
 # The load for the whole soak; its JSON (acknowledged records, errors, latency) comes at the end.
-"$CTL" bench --live --rate "$RATE" --duration "$SECONDS_TOTAL" --concurrency 64 --batch-size 500 --encoding identity \
+"$GEN" --live --rate "$RATE" --duration "$SECONDS_TOTAL" --concurrency 64 --batch-size 500 --encoding identity \
   --json >"$OUT/load.json" 2>"$OUT/load.err" &
 LOADPID=$!
 PIDS+=("$LOADPID")
@@ -215,7 +200,7 @@ for line in open(sys.argv[1]):
 print(n)
 PY
 )
-  FDS=$(ls "/proc/$DPID/fd" | wc -l)
+  FDS=$(find "/proc/$DPID/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
   USED=$(used_bytes)
   DISK=$(du -cb "$DATA"/prod/records.sqlite* 2>/dev/null | tail -1 | cut -f1)
   ACKED=$(metric_sum mamtelemetry_records_accepted_total)
@@ -237,14 +222,15 @@ curl -fsS "${AUTH[@]}" "$URL/metrics" >"$OUT/metrics.txt"
 RETAINED=$(metric_sum mamtelemetry_retention_deleted_records_total)
 ACCEPTED=$(metric_sum mamtelemetry_records_accepted_total)
 kill "$FOLLOWPID" 2>/dev/null || true
-kill -TERM "$DPID"
-wait "$DPID" || true
+stop_pid "$DPID"
 STORED=$(sqlite3 "$DATA/prod/records.sqlite" "SELECT COALESCE(SUM(count), 0) FROM batch")
 STORED_PPE=$(sqlite3 "$DATA/ppe/records.sqlite" "SELECT COALESCE(SUM(count), 0) FROM batch" 2>/dev/null || echo 0)
 # The daemon's own log lines at error or above (stderr: "TIME LEVEL mamtelemetryd: ...").
 grep -cE '^[^ ]+ (error|critical) ' "$OUT/daemon.log" >"$OUT/daemon-errors.txt" || true
 
+BENCHMARKS_ARGS=()
+[ "$UPDATE" = 1 ] && BENCHMARKS_ARGS=(--benchmarks "$ROOT/BENCHMARKS.md")
 python3 "$ROOT/scripts/soak-report.py" --out "$OUT" --cap "$CAP" --rate "$RATE" --minutes "$MINUTES" --short "$SHORT" \
   --stored $((STORED + STORED_PPE)) --retained "$RETAINED" --accepted "$ACCEPTED" --errors "$ERRORS" \
   --command "scripts/soak.sh$([ "$SHORT" = 1 ] && echo ' --short') --minutes $MINUTES" \
-  --rate-measured "$RATE_MEASURED" --note "${SOAK_NOTE:-}" $([ "$UPDATE" = 1 ] && echo "--benchmarks $ROOT/BENCHMARKS.md")
+  --rate-measured "$RATE_MEASURED" --note "${SOAK_NOTE:-}" "${BENCHMARKS_ARGS[@]}"

@@ -13,15 +13,17 @@
 #   6. the OpenTelemetry Python SDK installed for the OTLP interoperability test (part of 1);
 #   7. the .deb built from this tree (debug binaries) and installed into a throw-away root;
 #   8. `swift format lint --strict` with the checked-in .swift-format (generated code excluded);
-#   9. the Prometheus rules under dashboards/ with `promtool test rules` (scripts/alert-rules.sh).
+#   9. the Prometheus rules under dashboards/ with `promtool test rules` (scripts/alert-rules.sh),
+#      and every shell script with shellcheck (scripts/shellcheck.sh);
 #  10. a five-minute soak of the debug daemon (scripts/soak.sh --short): steady ingest with
 #      queries, a follow stream, bundles, retention by size and age and compaction; fails on
 #      any error, on the store passing its cap by more than 10%, or on RSS stepping up.
 # Under CI=true the build treats warnings in our targets as errors (see Package.swift).
 # Every step runs; the script fails if any step failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 ./scripts/deps.sh test || exit 1
+# shellcheck source=/dev/null # written by deps.sh when it installed a toolchain
 [[ -f /tmp/mamtelemetry-swift-path ]] && source /tmp/mamtelemetry-swift-path
 swift build --build-tests || exit 1
 
@@ -36,6 +38,7 @@ step() {
   fi
 }
 step "swift format lint" ./scripts/format.sh --lint
+step "shellcheck" ./scripts/shellcheck.sh
 # Every alerting and recording rule under dashboards/ against its promtool unit tests.
 step "alert rules" ./scripts/alert-rules.sh
 step "fuzz" ./scripts/fuzz.sh "${FUZZ_SECONDS:-15}"

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ClientOptions
 import Foundation
 import InfoPlist
 import TelemetryModel

@@ -1,6 +1,7 @@
 import Archive
 import ArgumentParser
 import AsyncHTTPClient
+import ClientOptions
 import Foundation
 import TelemetryModel
 

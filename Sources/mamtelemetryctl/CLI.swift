@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// `mamtelemetryctl`: the support engineer's and operator's command line for a running
-/// mamtelemetryd (query, follow, app registry, bundles, stats, load generation).
+/// mamtelemetryd (query, follow, app registry, bundles, stats).
 @main
 struct CLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ClientOptions
 import Foundation
 import NIOCore
 import NIOHTTP1

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ClientOptions
 import Foundation
 
 /// `mamtelemetryctl incidents [--since -1d] [--app …] [--device …]`: which diagnostic uploads

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AsyncHTTPClient
+import ClientOptions
 import Foundation
 import TelemetryModel
 

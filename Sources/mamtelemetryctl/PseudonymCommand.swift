@@ -1,4 +1,5 @@
 import ArgumentParser
+import ClientOptions
 import Foundation
 
 /// `mamtelemetryctl pseudonym <upn>`: the `user-…` pseudonym of a user, as queries and

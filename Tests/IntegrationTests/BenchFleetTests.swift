@@ -2,14 +2,15 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `mamtelemetryctl bench --data fleet`, the realistic-fleet generator: its records look like
+/// `mamtelemetry-bench --data fleet`, the realistic-fleet generator: its records look like
 /// a fleet (a device's events come together and its ids repeat, unlike the GUID-heavy
 /// default), and the built daemon accepts every record it sends.
 @Suite(.serialized) struct BenchFleetTests {
     /// The records of a `--dump`: one JSON object per line.
     static func dumped(_ dataSet: String, into directory: URL, daemon: DaemonProcess) async throws -> [[String: Any]] {
         let run = try await ControlProcess.run(
-            ["bench", "--data", dataSet, "--dump", directory.path, "--dump-records", "2000", "--batch-size", "500"], daemon: daemon)
+            ["--data", dataSet, "--dump", directory.path, "--dump-records", "2000", "--batch-size", "500"], daemon: daemon,
+            binary: ControlProcess.benchBinary)
         #expect(run.status == 0, "\(run.errors)")
         let text = try String(contentsOf: directory.appendingPathComponent("events.ndjson"), encoding: .utf8)
         return text.split(separator: "\n").map { parseJSON(Array($0.utf8)) }
@@ -42,14 +43,21 @@ import Testing
         defer { d.cleanUp() }
         let run = try await ControlProcess.run(
             [
-                "bench", "--data", "fleet", "--duration", "1", "--concurrency", "2", "--batch-size", "200",
+                "--data", "fleet", "--duration", "1", "--concurrency", "2", "--batch-size", "200",
                 "--pool-records", "20000", "--json",
-            ], daemon: d)
+            ], daemon: d, binary: ControlProcess.benchBinary)
         #expect(run.status == 0, "\(run.errors)")
         let report = parseJSON(Array(run.output.utf8))
         let records = report["records"] as? Int ?? 0
         #expect(records > 0, "\(run.output)")
         #expect(report["accepted"] as? Int == records, "\(run.output)")
         #expect((report["errors"] as? [String: Any])?.isEmpty == true, "\(run.output)")
+    }
+
+    /// A remembered `mamtelemetryctl bench` command line fails with the program to run instead.
+    @Test func theOperatorCLIPointsToTheLoadGenerator() throws {
+        let run = try BundleFleet.system(ControlProcess.binary.path, ["bench", "--duration", "1", "--json"])
+        #expect(run.status == 64, "\(run.stdout)\(run.stderr)")
+        #expect(run.stderr.contains("mamtelemetry-bench [options]"), "\(run.stderr)")
     }
 }

@@ -284,18 +284,21 @@ extension DaemonProcess {
     }
 }
 
-/// The built `mamtelemetryctl`, run as a child process with its output captured.
+/// A built client program (`mamtelemetryctl`, or `mamtelemetry-bench`), run as a child process
+/// with its output captured.
 final class ControlProcess: @unchecked Sendable {
-    static var binary: URL { DaemonProcess.packageRoot.appendingPathComponent(".build/debug/mamtelemetryctl") }
+    static var binary: URL { program("mamtelemetryctl") }
+    static var benchBinary: URL { program("mamtelemetry-bench") }
+    static func program(_ name: String) -> URL { DaemonProcess.packageRoot.appendingPathComponent(".build/debug/\(name)") }
 
     let process = Process()
     private let lock = NSLock()
     private var output = Data()
     private var errors = Data()
 
-    /// Starts `mamtelemetryctl <arguments>` against `daemon` (its URL, and `token` or its admin token).
-    init(_ arguments: [String], daemon: DaemonProcess, token: String? = nil) throws {
-        process.executableURL = Self.binary
+    /// Starts `<binary> <arguments>` against `daemon` (its URL, and `token` or its admin token).
+    init(_ arguments: [String], daemon: DaemonProcess, token: String? = nil, binary: URL = ControlProcess.binary) throws {
+        process.executableURL = binary
         process.arguments = arguments + ["--url", daemon.baseURL, "--token", token ?? daemon.adminToken ?? ""]
         var env = ProcessInfo.processInfo.environment
         env["NO_COLOR"] = "1"
@@ -348,11 +351,11 @@ final class ControlProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
-    /// Runs `mamtelemetryctl <arguments>` to completion.
-    static func run(_ arguments: [String], daemon: DaemonProcess, token: String? = nil) async throws -> (
-        status: Int32?, output: String, errors: String
-    ) {
-        let ctl = try ControlProcess(arguments, daemon: daemon, token: token)
+    /// Runs `<binary> <arguments>` to completion.
+    static func run(
+        _ arguments: [String], daemon: DaemonProcess, token: String? = nil, binary: URL = ControlProcess.binary
+    ) async throws -> (status: Int32?, output: String, errors: String) {
+        let ctl = try ControlProcess(arguments, daemon: daemon, token: token, binary: binary)
         let status = try await ctl.waitForExit()
         return (status, ctl.standardOutput, ctl.standardError)
     }

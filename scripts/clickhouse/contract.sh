@@ -5,13 +5,15 @@
 # Tests/TestSupport/TestBackend.swift), and stops the server at the end, also on failure.
 # Needs a build with tests (`swift build --build-tests`); extra arguments go to `swift test`.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$(dirname "$0")/../.."
 SERVER=scripts/clickhouse/server.sh
 DIR=$(mktemp -d /tmp/mamtelemetry-clickhouse-contract.XXXXXX)
 cleanup() { "$SERVER" stop --dir "$DIR" --timeout 10 || true; rm -rf "$DIR"; }
-trap cleanup EXIT INT TERM
+at_exit cleanup
 
-free_base() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1] // 100 * 100 + 23)'; }
+# A base for server.sh's block of consecutive ports.
+free_base() { free_port_block 100 23; }
 # server.sh exits 3 when a port is taken: only then is another base worth a try.
 rc=3
 for _ in 1 2 3 4 5; do

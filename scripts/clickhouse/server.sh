@@ -81,7 +81,7 @@ install_if_missing() {
   echo "clickhouse: installing Debian's clickhouse-server and clickhouse-client" >&2
   local sudo=""
   [ "$(id -u)" = 0 ] || sudo=sudo
-  local apt=($sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300)
+  local apt=(${sudo:+"$sudo"} env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300)
   "${apt[@]}" install -y -qq --no-install-recommends clickhouse-server clickhouse-client >/dev/null ||
     { "${apt[@]}" update -qq && "${apt[@]}" install -y -qq --no-install-recommends clickhouse-server clickhouse-client >/dev/null; }
 }
@@ -208,7 +208,7 @@ check_ports_free() {
   done
 }
 
-shard_dirs() { ls -d "$DIR"/shard-* 2>/dev/null | sort -t- -k2 -n; }
+shard_dirs() { find "$DIR" -mindepth 1 -maxdepth 1 -type d -name 'shard-*' 2>/dev/null | sort -t- -k2 -n; }
 
 # The shard directories a command acts on: --shard K, or every shard under DIR.
 selected_dirs() {

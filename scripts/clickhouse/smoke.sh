@@ -6,21 +6,23 @@
 # every row again; then stops the servers.
 # Usage: scripts/clickhouse/smoke.sh [--http-port BASE]   (default: a free base above 20000)
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$(dirname "$0")/../.."
 SERVER=scripts/clickhouse/server.sh
 BASE=""
 [ "${1:-}" = "--http-port" ] && BASE=$2
 DIR=$(mktemp -d /tmp/mamtelemetry-clickhouse-smoke.XXXXXX)
 cleanup() { "$SERVER" stop --dir "$DIR" || true; rm -rf "$DIR"; }
-trap cleanup EXIT INT TERM
+at_exit cleanup
 
-free_base() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1] // 100 * 100 + 23)'; }
+# A base for server.sh's block of consecutive ports.
+free_base() { free_port_block 100 23; }
 # server.sh exits 3 when a port is taken: only then is another free base worth a try.
 rc=3
 for _ in 1 2 3 4 5; do
   rc=0
   "$SERVER" start --dir "$DIR" --shards 2 --http-port "${BASE:-$(free_base)}" >"$DIR/urls" || rc=$?
-  [ "$rc" = 3 ] && [ -z "$BASE" ] || break
+  if [ "$rc" != 3 ] || [ -n "$BASE" ]; then break; fi
 done
 [ "$rc" = 0 ] || { echo "clickhouse smoke: could not start two shards" >&2; exit 1; }
 mapfile -t URLS <"$DIR/urls"
@@ -39,8 +41,10 @@ a=$(q "${URLS[0]}" "SELECT count() FROM events_local")
 b=$(q "${URLS[1]}" "SELECT count() FROM events_local")
 echo "clickhouse smoke: $total rows through the Distributed table (shard 0 holds $a, shard 1 holds $b)"
 [ "$total" = "$ROWS" ] || { echo "clickhouse smoke: expected $ROWS rows, read $total" >&2; exit 1; }
-[ "$a" -gt 0 ] && [ "$b" -gt 0 ] && [ $((a + b)) = "$ROWS" ] ||
-  { echo "clickhouse smoke: rows not split over both shards ($a + $b)" >&2; exit 1; }
+if [ "$a" -eq 0 ] || [ "$b" -eq 0 ] || [ $((a + b)) != "$ROWS" ]; then
+  echo "clickhouse smoke: rows not split over both shards ($a + $b)" >&2
+  exit 1
+fi
 # An outage of shard 1 and its return (what the backend's outage test does): the rows it held
 # are back after `resume`, on the same port.
 "$SERVER" stop --dir "$DIR" --shard 1

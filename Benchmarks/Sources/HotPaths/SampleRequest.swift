@@ -1,7 +1,7 @@
 import Foundation
 
 /// The fixed input every hot path works on: one events request of `lines` NDJSON lines, the
-/// shape `mamtelemetryctl bench --data fleet` sends (a relayed batch: 25 devices, two
+/// shape `mamtelemetry-bench --data fleet` sends (a relayed batch: 25 devices, two
 /// sessions each, launches, enrollment calls and actions in the fleet's mix). It is built
 /// from the line index alone, with no random source and no clock, so every run — and every
 /// callgrind count — sees byte-identical data.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AsyncHTTPClient
+import ClientOptions
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -9,15 +10,16 @@ import Synchronization
     import Glibc
 #endif
 
-/// `mamtelemetryctl bench`: a load generator for the throughput targets (sustained ingest, query latency). It pre-generates realistic
-/// NDJSON bodies (and compresses each once) before the clock starts, so what is measured
+/// `mamtelemetry-bench`: a load generator for the throughput targets (sustained ingest, query
+/// latency), a developer tool kept out of the operator CLI. It pre-generates realistic NDJSON bodies (and compresses each once) before the clock starts, so what is measured
 /// is the daemon, not the generator. Closed loop (no `--rate`) finds the maximum
 /// throughput; open loop (`--rate`) offers a fixed rate and measures each ack from the
 /// request's *intended* send time, so a stalled daemon cannot hide its queueing delay
 /// (coordinated omission).
+@main
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench", abstract: "Generate realistic ingest load against a daemon and report throughput and latency.")
+        commandName: "mamtelemetry-bench", abstract: "Generate realistic ingest load against a daemon and report throughput and latency.")
 
     @OptionGroup var server: ServerOptions
     @Option(help: "Records per request.") var batchSize = 500
@@ -70,12 +72,11 @@ struct BenchCommand: AsyncParsableCommand {
         // A live pool is re-stamped at every send, so it only needs enough distinct bodies.
         let expected = live ? 100_000 : Int((rate ?? 150_000) * duration * 1.1)
         let times = spreadHours.map(BenchTimes.hoursBeforeThisHour) ?? .lastTenMinutes
-        let pool = try BenchPool.make(
+        let pool = BenchPool.make(
             records: poolRecords ?? min(max(expected, batchSize * concurrency * 2), 4_000_000), batchSize: batchSize,
             logsFraction: logsFraction, logsProtocol: logsProtocol, encoding: live ? .identity : encoding, nonce: nonce,
             ppe: ppeFraction, disabled: disabledFraction, times: times, dataSet: data)
         let liveBodies = live ? pool.bodies.map { LiveBody($0, referenceMs: times.startMs + times.spanMs) } : nil
-        let zlib = live && encoding != .identity ? try Zlib.load() : nil
 
         var config = HTTPClient.Configuration()
         config.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(concurrency, 1))
@@ -94,6 +95,7 @@ struct BenchCommand: AsyncParsableCommand {
         let interval: Duration? = rate.map { .nanoseconds(Int64(Double(batchSize) / $0 * 1e9)) }
         let selfCPU0 = ProcessSampler.ownCPUSeconds()
 
+        let encoding = encoding  // the workers capture the value, not the command
         let perWorker = await withTaskGroup(of: WorkerStats.self) { group in
             for _ in 0..<max(concurrency, 1) {
                 group.addTask {
@@ -116,7 +118,7 @@ struct BenchCommand: AsyncParsableCommand {
                         if let liveBodies {
                             let raw = liveBodies[i % liveBodies.count].stamped(
                                 nowMs: Int64(Date().timeIntervalSince1970 * 1000), round: i / liveBodies.count, nonce: nonce)
-                            wire = ByteBuffer(bytes: zlib.map { encoding == .gzip ? $0.gzip(raw) : $0.compress(raw) } ?? raw)
+                            wire = ByteBuffer(bytes: encoding.encoded(raw))
                         }
                         var request = HTTPClientRequest(url: base + body.path)
                         request.method = .POST
@@ -166,11 +168,6 @@ struct BenchCommand: AsyncParsableCommand {
             unsentRequests: interval.map { max(0, Int(duration * 1e9 / Double($0.nanoseconds)) - next.value.load(ordering: .relaxed)) })
         print(json ? report.json() : report.text())
     }
-}
-
-enum BenchEncoding: String, ExpressibleByArgument, Sendable {
-    case identity, gzip, deflate
-    var header: String? { self == .identity ? nil : rawValue }
 }
 
 /// One pre-built request: its path, the bytes on the wire and what they stand for.

@@ -20,9 +20,8 @@ struct BenchPool: Sendable {
     static func make(
         records: Int, batchSize: Int, logsFraction: Double, logsProtocol: BenchLogsProtocol = .native, encoding: BenchEncoding,
         nonce: UInt64, ppe: Double, disabled: Double, times: BenchTimes = .lastTenMinutes, dataSet: BenchDataSet = .guid
-    ) throws -> BenchPool {
+    ) -> BenchPool {
         let count = max(1, (records + batchSize - 1) / batchSize)
-        let zlib = encoding == .identity ? nil : try Zlib.load()
         // Build in parallel (before timing) so large pools are ready in seconds. Each slot holds
         // `batchSize` records: one request, or for the fleet's direct sends several small ones.
         let slots = Mutex([[BenchBody]](repeating: [], count: count))
@@ -44,14 +43,9 @@ struct BenchPool: Sendable {
                 requests = [(raw, batchSize)]
             }
             let bodies = requests.map { raw, records in
-                let wire: [UInt8]
-                switch encoding {
-                case .identity: wire = raw
-                case .deflate: wire = zlib!.compress(raw)
-                case .gzip: wire = zlib!.gzip(raw)
-                }
-                return BenchBody(
-                    path: isLog ? "/v1/logs" : "/v1/telemetry", wire: ByteBuffer(bytes: wire), records: records, rawBytes: raw.count,
+                BenchBody(
+                    path: isLog ? "/v1/logs" : "/v1/telemetry", wire: ByteBuffer(bytes: encoding.encoded(raw)), records: records,
+                    rawBytes: raw.count,
                     contentType: otlp ? BenchLogsProtocol.otlpContentType : "application/x-ndjson")
             }
             slots.withLock { $0[b] = bodies }

@@ -1,17 +1,21 @@
 import ArgumentParser
 import Foundation
 
-/// Where the daemon is and how to authenticate, shared by every subcommand.
-struct ServerOptions: ParsableArguments {
+/// Where the daemon is and how to authenticate: the options every client command shares
+/// (`mamtelemetryctl`'s subcommands and `mamtelemetry-bench`), so both find a daemon and its
+/// token the same way.
+public struct ServerOptions: ParsableArguments {
     @Option(name: .long, help: "Daemon base URL (env MAMTELEMETRY_URL).")
-    var url: String = ProcessInfo.processInfo.environment["MAMTELEMETRY_URL"] ?? "http://127.0.0.1:8470"
+    public var url: String = ProcessInfo.processInfo.environment["MAMTELEMETRY_URL"] ?? "http://127.0.0.1:8470"
 
     @Option(name: .long, help: "Bearer token (env MAMTELEMETRY_TOKEN).")
-    var token: String?
+    public var token: String?
+
+    public init() {}
 
     /// The token to send: `--token`, else `MAMTELEMETRY_TOKEN`, else the daemon's first-start
     /// admin token when this host can read it.
-    var resolvedToken: String? {
+    public var resolvedToken: String? {
         if let token { return token }
         if let env = ProcessInfo.processInfo.environment["MAMTELEMETRY_TOKEN"], !env.isEmpty { return env }
         for dir in [ProcessInfo.processInfo.environment["MAMTELEMETRY_DATA_DIR"], "/var/lib/mamtelemetryd", "data"].compactMap({ $0 }) {

@@ -72,7 +72,8 @@ struct StoryFleet {
             members.append(#""level":"\#(level)""#)
             members.append(#""message":\#(text.json)"#)
         }
-        return Record(kind: kind, eventId: eventId, device: device, identity: identity, time: time, json: "{\(members.joined(separator: ","))}")
+        return Record(
+            kind: kind, eventId: eventId, device: device, identity: identity, time: time, json: "{\(members.joined(separator: ","))}")
     }
 
     static func randomCase(_ s: String, _ rng: inout SeededRandom) -> String {

@@ -98,9 +98,9 @@ public struct BundleBuilder: Sendable {
         // An incident asked for alone is the device's story around the upload.
         let otherScope = [request.device, request.identity, request.app, request.session].contains { !($0 ?? "").isEmpty }
         if let device = incident?.deviceId, !device.isEmpty, !otherScope, env == incident?.env { prepared.storyDevice = device }
-        if let identity = request.identity, request.expandIdentity {
+        if request.expandIdentity, let user = identitySelector(request) {
             prepared.identityDevices = try await store.devices(
-                usedBy: identity, env: env, apps: request.apps, since: start, until: end, limit: Self.maxIdentityDevices)
+                usedBy: user, env: env, apps: request.apps, since: start, until: end, limit: Self.maxIdentityDevices)
         }
         return prepared
     }
@@ -110,7 +110,7 @@ public struct BundleBuilder: Sendable {
     func passes(_ bundle: PreparedBundle, kind: RecordKind) -> [(query: RecordQuery, skip: (@Sendable (RecordKeys) -> Bool)?)] {
         guard let device = bundle.storyDevice, let incident = bundle.incident else {
             var q = query(bundle, kind: kind)
-            if bundle.request.identity != nil, !bundle.identityDevices.isEmpty { q.identityDevices = Set(bundle.identityDevices) }
+            if !bundle.identityDevices.isEmpty { q.identityDevices = Set(bundle.identityDevices) }
             return [(q, nil)]
         }
         var window = RecordQuery(
@@ -224,10 +224,18 @@ public struct BundleBuilder: Sendable {
             kind: kind, env: bundle.env, app: r.app, device: r.device, session: r.session, identity: r.identity,
             incident: r.incident, since: bundle.since, until: bundle.until, limit: pageSize, order: .asc)
         q.apps = r.apps
-        q.identityPseudonym = r.identityPseudonym.map {
-            IdentityPseudonymFilter(pseudonym: $0, pseudonymOf: pseudonymizer.identityPseudonym)
-        }
+        q.identityPseudonym = r.identityPseudonym.map(pseudonymFilter)
         return q
+    }
+
+    /// The user of an identity scope, by UPN or by pseudonym: either widens to the same devices.
+    private func identitySelector(_ r: BundleRequest) -> IdentitySelector? {
+        if let identity = r.identity { return .identity(identity) }
+        return r.identityPseudonym.map { .pseudonym(pseudonymFilter($0)) }
+    }
+
+    private func pseudonymFilter(_ pseudonym: String) -> IdentityPseudonymFilter {
+        IdentityPseudonymFilter(pseudonym: pseudonym, pseudonymOf: pseudonymizer.identityPseudonym)
     }
 
     /// The timeline's opening lines. Ids a client sent (device, app, session) go through the
@@ -244,14 +252,13 @@ public struct BundleBuilder: Sendable {
             }
         }
         if let v = b.request.device { scope.append("device \(redactor.scrub(text: v))") }
-        if let v = b.request.identity {
-            scope.append("identity \(b.request.piiAllowed ? v : pseudonymizer.identityPseudonym(v))")
+        let r = b.request
+        if let v = r.piiAllowed ? r.identity ?? r.identityPseudonym : r.identityScopePseudonym(pseudonymizer) {
+            scope.append("identity \(v)")
             if !b.identityDevices.isEmpty {
                 let devices = b.identityDevices.map { redactor.scrub(text: $0) }
                 scope.append("with the logs of its devices \(devices.joined(separator: ", "))")
             }
-        } else if let p = b.request.identityPseudonym {
-            scope.append("identity \(p)")
         }
         if let v = b.request.app { scope.append("app \(redactor.scrub(text: v))") }
         if let v = b.request.session { scope.append("session \(redactor.scrub(text: v))") }

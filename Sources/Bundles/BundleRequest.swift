@@ -13,7 +13,7 @@ public struct BundleRequest: Sendable, Hashable {
     /// Compared case-insensitively: stored lower-cased.
     public var identity: String? { didSet { identity = identity?.lowercased() } }
     /// The identity scope as a `user-…` pseudonym (how a caller without `pii` names a user):
-    /// the records whose identity has it.
+    /// the records whose identity has it, widened to its devices as `identity` is.
     public var identityPseudonym: String? { didSet { identityPseudonym = identityPseudonym?.lowercased() } }
     /// Only these apps' records (the caller's app binding); nil: every app.
     public var apps: Set<String>?
@@ -27,8 +27,8 @@ public struct BundleRequest: Sendable, Hashable {
     public var format: ArchiveFormat
     public var caller: String
     public var piiAllowed: Bool
-    /// With `identity`: also the identity-less records (device logs) of the devices the
-    /// identity used in the window, as `GET /v1/logs?identity=` does by default.
+    /// With `identity` or `identityPseudonym`: also the identity-less records (device logs)
+    /// of the devices the user used in the window, as `GET /v1/logs?identity=` does by default.
     public var expandIdentity = true
 
     public init(

@@ -37,11 +37,22 @@ struct ClickHouseDeviceLookup: Sendable {
         return result
     }
 
-    func devices(usedBy identity: String, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int) async throws -> [String] {
-        var filters: [ClickHouseSQL] = ["identity = \(identity)", "device != ''"]
+    /// The devices `user` used in the window, most recent first. ClickHouse cannot compute the
+    /// daemon's keyed pseudonyms, so a pseudonym is first resolved here to the window's
+    /// identities that have it (read, never returned), then asked for like an identity.
+    func devices(usedBy user: IdentitySelector, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int) async throws -> [String] {
+        var filters: [ClickHouseSQL] = ["device != ''"]
         if let apps { filters.append("has(\(apps.sorted()), app)") }
         if let since { filters.append("time >= \(since)") }
         if let until { filters.append("time <= \(until)") }
+        switch user {
+        case .identity(let identity):
+            filters.append("identity = \(identity)")
+        case .pseudonym(let filter):
+            let identities = try await identities(where: filters).filter(filter.matches)
+            guard !identities.isEmpty else { return [] }
+            filters.append("has(\(identities), identity)")
+        }
         let answer = try await client.execute(
             """
             SELECT device, max(time) AS latest FROM \(identifier: database).records
@@ -49,6 +60,17 @@ struct ClickHouseDeviceLookup: Sendable {
             GROUP BY device ORDER BY latest DESC, device LIMIT \(limit) FORMAT TabSeparated
             """)
         return try TabSeparatedRows(answer, columns: 2).rows.map { TabSeparatedRows.string($0[0]) }
+    }
+
+    /// The distinct identities of the records matching `filters`.
+    private func identities(where filters: [ClickHouseSQL]) async throws -> [String] {
+        let answer = try await client.execute(
+            """
+            SELECT DISTINCT identity FROM \(identifier: database).records
+            WHERE identity != '' AND \(fragment: ClickHouseSQL.joined(filters, separator: " AND "))
+            FORMAT TabSeparated
+            """)
+        return try TabSeparatedRows(answer, columns: 1).rows.map { TabSeparatedRows.string($0[0]) }
     }
 
     private func rows(_ filter: ClickHouseSQL, order: ClickHouseSQL, limit: Int) async throws -> [Row4] {

@@ -12,7 +12,8 @@ import TelemetryStore
 /// the cluster, the collector is inside them), so reading in id order and dropping a row
 /// whose id equals the previous row's shows each record once. Rows are fetched in chunks;
 /// when duplicates or the `contains` filter leave a chunk short, the next one starts after
-/// the last id read. A pseudonym filter is matched here too, like `contains`.
+/// the last id read. A pseudonym filter is matched here too, like `contains` (with the
+/// user's devices, as `RecordQuery.matchesIdentity` says).
 struct ClickHouseRecordReader: Sendable {
     let client: ClickHouseClient
     let database: @Sendable (TelemetryEnvironment) -> String
@@ -40,7 +41,7 @@ struct ClickHouseRecordReader: Sendable {
                 previousID = id
                 var record = try Self.record(row, id: id, env: q.env)
                 // ClickHouse cannot compute the daemon's keyed pseudonyms: matched here.
-                if let filter = q.identityPseudonym, !filter.matches(record.keys.identity) { continue }
+                if q.identityPseudonym != nil, !q.matchesIdentity(record.keys) { continue }
                 if let presenter { record = presenter.present(record) }
                 if let needle, !record.json.withUnsafeBufferPointer({ $0.containsCaseInsensitive(needle) }) { continue }
                 if accepted.count == limit { return (accepted, accepted.last?.id) }
@@ -70,7 +71,14 @@ struct ClickHouseRecordReader: Sendable {
                 filters.append("identity = \(v)")
             }
         }
-        if q.identityPseudonym != nil { filters.append("identity != ''") }
+        if q.identityPseudonym != nil {
+            // The pseudonym itself is matched while reading (`page`); here the rows it may match.
+            if let devices = q.identityDevices {
+                filters.append("(identity != '' OR has(\(devices.sorted()), device))")
+            } else {
+                filters.append("identity != ''")
+            }
+        }
         if let v = q.name { filters.append("name = \(v)") }
         if let v = q.statusCode { filters.append("statusCode = \(Int64(v))") }
         if let v = q.incident { filters.append("incident = \(v)") }

@@ -188,13 +188,13 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
     }
 
     public func devices(
-        usedBy identity: String, env: TelemetryEnvironment, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int
+        usedBy user: IdentitySelector, env: TelemetryEnvironment, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int
     ) async throws
         -> [String]
     {
         try await fence.wait(env: env)
         return try await ClickHouseDeviceLookup(client: client, database: database(env))
-            .devices(usedBy: identity.lowercased(), apps: apps, since: since, until: until, limit: limit)
+            .devices(usedBy: user.normalized, apps: apps, since: since, until: until, limit: limit)
     }
 
     /// The newest id in ClickHouse (0 when empty), after the fence.

@@ -63,10 +63,12 @@ extension EnvironmentDatabase {
         return result
     }
 
-    /// The devices whose records name `identity` (lower-cased) between `since` and `until`
-    /// (device time, inclusive), both kinds, at most `limit`: the devices a user used in a
-    /// window. Reads keys blocks only, of the batches whose Bloom filter may hold the identity.
-    func devices(usedBy identity: String, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int) async throws -> [String] {
+    /// The devices whose records name `user` (an identity lower-cased, or a pseudonym)
+    /// between `since` and `until` (device time, inclusive), both kinds, at most `limit`: the
+    /// devices a user used in a window. Reads keys blocks only: for an identity, of the
+    /// batches whose Bloom filter may hold it; a pseudonym names no stored value, so every
+    /// batch of the window is read and each identity met is pseudonymised once.
+    func devices(usedBy user: IdentitySelector, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int) async throws -> [String] {
         try await pool.read { db in
             var sql = "SELECT receivedAt, bloom, keys, firstSeq FROM batch WHERE 1"
             var arguments: [any DatabaseValueConvertible] = []
@@ -81,20 +83,20 @@ extension EnvironmentDatabase {
             sql += " ORDER BY firstSeq DESC"
             var found: [String] = []
             var seen = Set<String>()
-            let term = BloomTerm.identity(identity)
+            let term = user.bloomTerm
             let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
             while let row = try rows.next() {
-                guard BloomFilter(bytes: [UInt8](row["bloom"] as Data)).mightContain(term) else { continue }
+                if let term, !BloomFilter(bytes: [UInt8](row["bloom"] as Data)).mightContain(term) { continue }
                 let block = try StoredBlock(
                     keysBlob: [UInt8](row["keys"] as Data), firstSeq: row["firstSeq"], receivedAt: row["receivedAt"])
-                for k in block.keys where k.identity == identity && !k.deviceId.isEmpty {
+                for k in block.keys where !k.deviceId.isEmpty && !k.identity.isEmpty {
                     if let apps, !apps.contains(k.appId) { continue }
                     if let since, k.time < since { continue }
                     if let until, k.time > until { continue }
-                    if seen.insert(k.deviceId).inserted {
-                        found.append(k.deviceId)
-                        if found.count >= limit { return found }
-                    }
+                    guard !seen.contains(k.deviceId), user.matches(k.identity) else { continue }
+                    seen.insert(k.deviceId)
+                    found.append(k.deviceId)
+                    if found.count >= limit { return found }
                 }
             }
             return found

@@ -20,9 +20,10 @@ public struct RecordQuery: Sendable {
     /// Only these apps' records (a caller's app binding); nil: every app. `app` narrows
     /// further and must be one of them to match anything.
     public var apps: Set<String>?
-    /// With `identity`, the user's story: the identity's own records and the records that
-    /// carry no identity from these devices (the devices it used; device logs carry none).
-    /// Records of these devices naming another identity are someone else's and stay out.
+    /// With `identity` or `identityPseudonym`, the user's story: the user's own records and
+    /// the records that carry no identity from these devices (the devices the user used;
+    /// device logs carry none). Records of these devices naming another identity are someone
+    /// else's and stay out.
     public var identityDevices: Set<String>?
     public var name: String?
     public var statusCode: Int?
@@ -89,6 +90,22 @@ public struct RecordQuery: Sendable {
         return t
     }
 
+    /// The user this query tells the story of (`identity`, else `identityPseudonym`).
+    public var identitySelector: IdentitySelector? {
+        if let identity { return .identity(identity) }
+        return identityPseudonym.map { .pseudonym($0) }
+    }
+
+    /// The identity filters of `matches`, the one rule both backends apply (ClickHouse applies
+    /// it while reading: it cannot compute the daemon's keyed pseudonyms). A record passes
+    /// when it names the user, or names no one and comes from one of `identityDevices`.
+    public func matchesIdentity(_ k: RecordKeys) -> Bool {
+        let fromUsersDevice = k.identity.isEmpty && identityDevices?.contains(k.deviceId) == true
+        if let identity, k.identity != identity, !fromUsersDevice { return false }
+        if let identityPseudonym, !identityPseudonym.matches(k.identity), !fromUsersDevice { return false }
+        return true
+    }
+
     /// Terms of which a batch must (probably) contain one: the identity or one of its devices.
     var anyOfTerms: [BloomTerm]? {
         guard let identity, let identityDevices else { return nil }
@@ -102,10 +119,7 @@ public struct RecordQuery: Sendable {
         if let apps, !apps.contains(k.appId) { return false }
         if let device, k.deviceId != device { return false }
         if let session, k.sessionId != session { return false }
-        if let identity, k.identity != identity {
-            guard let identityDevices, k.identity.isEmpty, identityDevices.contains(k.deviceId) else { return false }
-        }
-        if let identityPseudonym, !identityPseudonym.matches(k.identity) { return false }
+        if !matchesIdentity(k) { return false }
         if let name, k.name != name { return false }
         if let statusCode, k.statusCode != statusCode { return false }
         if let incident, k.incident != incident { return false }

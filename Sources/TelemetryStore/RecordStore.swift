@@ -39,11 +39,11 @@ public protocol RecordStore: Sendable {
     /// none does) the nearest ids. Answered from an index of distinct devices, not a scan.
     func findDevices(_ lookup: DeviceLookup) async throws -> DeviceLookupResult
 
-    /// The devices whose records name `identity` (lower-cased) in the device-time window,
-    /// most recent first, at most `limit`: the devices a user used (in `apps` only, the
-    /// caller's app binding, unless nil).
+    /// The devices whose records name the user (an identity, compared lower-cased, or every
+    /// identity with a pseudonym) in the device-time window, most recent first, at most
+    /// `limit`: the devices a user used (in `apps` only, the caller's app binding, unless nil).
     func devices(
-        usedBy identity: String, env: TelemetryEnvironment, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int
+        usedBy user: IdentitySelector, env: TelemetryEnvironment, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int
     ) async throws -> [String]
 
     /// The id of the newest record in `env` (0 when empty): where a follower starts.
@@ -57,6 +57,13 @@ public protocol RecordStore: Sendable {
 }
 
 extension RecordStore {
+    /// The devices `identity` used in the window (see `devices(usedBy:env:apps:since:until:limit:)`).
+    public func devices(
+        usedBy identity: String, env: TelemetryEnvironment, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int
+    ) async throws -> [String] {
+        try await devices(usedBy: .identity(identity), env: env, apps: apps, since: since, until: until, limit: limit)
+    }
+
     /// Stores `records` of one kind in one environment (see `append(_:)`). When an incident
     /// is given it is created in the same transaction, so an incident never exists without
     /// its records or the reverse.

@@ -93,9 +93,9 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
     }
 
     public func devices(
-        usedBy identity: String, env: TelemetryEnvironment, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int
+        usedBy user: IdentitySelector, env: TelemetryEnvironment, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int
     ) async throws -> [String] {
-        try await databases[env].devices(usedBy: identity.lowercased(), apps: apps, since: since, until: until, limit: limit)
+        try await databases[env].devices(usedBy: user.normalized, apps: apps, since: since, until: until, limit: limit)
     }
 
     public func latestID(env: TelemetryEnvironment) async throws -> Int64 {

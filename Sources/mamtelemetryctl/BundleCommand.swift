@@ -22,7 +22,7 @@ struct BundleCommand: AsyncParsableCommand {
         @OptionGroup var server: ServerOptions
         @Option(help: "Incident id a user quoted (MAM-XXXX-XXXX).") var incident: String?
         @Option(help: "Device id.") var device: String?
-        @Option(help: "User: a user-… pseudonym, or with a pii token a UPN (any case); a UPN adds its devices' logs in the window.")
+        @Option(help: "User: a user-… pseudonym, or with a pii token a UPN (any case); either adds its devices' logs in the window.")
         var identity: String?
         @Flag(help: "With --identity: only the records that name the identity, not its devices' other records.")
         var noDevices = false

@@ -5,7 +5,7 @@ struct RecordFilterOptions: ParsableArguments {
     @Option(help: "prod (default) or ppe.") var env: String?
     @Option(help: "App bundle id.") var app: String?
     @Option(help: "Device id: any case, or its first characters when they name one device.") var device: String?
-    @Option(help: "User: a user-… pseudonym, or with a pii token a UPN (any case); a UPN adds its devices' logs in the window.")
+    @Option(help: "User: a user-… pseudonym, or with a pii token a UPN (any case); either adds its devices' logs in the window.")
     var identity: String?
     @Flag(help: "With --identity: only the records that name the identity, not its devices' other records.")
     var noDevices = false

@@ -46,6 +46,81 @@ import Testing
         await f.close()
     }
 
+    /// A user named by pseudonym (ClickHouse cannot compute one: resolved while reading) widens
+    /// to the devices the user used, as the UPN does and as the embedded store does: the same
+    /// devices and the same records, own ones and the identity-less ones of those devices.
+    @Test func aPseudonymWidensToTheUsersDevicesAsItsIdentityDoes() async throws {
+        let f = try await ClickHouseStoreFixture(database: "pseudonym")
+        let reference = try ClickHouseRecordStoreTests.Reference()
+        defer { Task { await reference.close() } }
+        let t0 = ClickHouseRecordStoreTests.t0
+        var random = SeededRandom(seed: 0x5E0D)
+        let users = (0..<5).map { "User\($0)@Contoso.com" }
+        // Each user has a device; two shared devices have two users each; a kiosk has none.
+        var usersOf = Dictionary(uniqueKeysWithValues: users.enumerated().map { ("own-\($0.offset)", [$0.element]) })
+        usersOf["shared-a"] = [users[0], users[1]]
+        usersOf["shared-b"] = [users[2], users[3]]
+        usersOf["kiosk"] = []
+        let devices = usersOf.keys.sorted()
+        var events: [DecodedRecord] = []
+        var logs: [DecodedRecord] = []
+        for i in 0..<400 {
+            let device = random.pick(devices)
+            let identity = usersOf[device]!.isEmpty || random.below(2) == 0 ? "" : random.pick(usersOf[device]!)
+            let time = t0 + Int64(i) * 1000
+            if random.below(2) == 0 || !identity.isEmpty {
+                events.append(Records.event(app: random.pick(["com.a", "com.b"]), device: device, identity: identity, time: time))
+            } else {
+                logs.append(Records.log(app: "com.a", device: device, level: .error, time: time, message: "log \(i)"))
+            }
+        }
+        for (kind, records) in [(RecordKind.event, events), (.log, logs)] {
+            try await f.append(records, kind: kind, receivedAt: t0)
+            _ = try await reference.store.append(records, kind: kind, env: .prod, receivedAt: t0, incident: nil)
+        }
+        for _ in 0..<8 {
+            let user = random.pick(users)
+            let filter = IdentityPseudonymFilter(pseudonym: Self.pseudonym(user), pseudonymOf: Self.pseudonym)
+            let since = t0 + Int64(random.below(300)) * 1000
+            let until = since + Int64(1 + random.below(200)) * 1000
+            let apps: Set<String>? = random.below(3) == 0 ? ["com.a"] : nil
+            let byPseudonym = try await f.store.devices(
+                usedBy: .pseudonym(filter), env: .prod, apps: apps, since: since, until: until, limit: 50)
+            let byIdentity = try await f.store.devices(usedBy: user, env: .prod, apps: apps, since: since, until: until, limit: 50)
+            let embedded = try await reference.store.devices(
+                usedBy: .pseudonym(filter), env: .prod, apps: apps, since: since, until: until, limit: 50)
+            #expect(byPseudonym == byIdentity && Set(byPseudonym) == Set(embedded), "\(user) \(since)...\(until)")
+            for kind in [RecordKind.event, .log] {
+                var named = RecordQuery(kind: kind, identity: user, since: since, until: until, limit: 1000, order: .asc)
+                named.apps = apps
+                named.identityDevices = Set(byIdentity)
+                var pseudonymous = named
+                pseudonymous.identity = nil
+                pseudonymous.identityPseudonym = filter
+                let times = { (page: RecordPage) in page.records.map(\.keys.time) }
+                let got = times(try await f.store.query(pseudonymous))
+                #expect(got == times(try await f.store.query(named)), "\(kind) of \(user)")
+                #expect(got == times(try await reference.store.query(pseudonymous)), "\(kind) of \(user)")
+                let records = try await f.store.query(pseudonymous).records
+                #expect(records.allSatisfy { $0.keys.identity == user.lowercased() || $0.keys.identity.isEmpty })
+            }
+        }
+        // Every user's story reaches device logs somewhere: the widening is exercised.
+        var widened = RecordQuery(kind: .log, since: t0, until: t0 + 400_000, limit: 1000)
+        widened.identityPseudonym = IdentityPseudonymFilter(pseudonym: Self.pseudonym(users[0]), pseudonymOf: Self.pseudonym)
+        widened.identityDevices = ["own-0", "shared-a"]
+        #expect(!(try await f.store.query(widened).records.isEmpty))
+        await f.close()
+    }
+
+    /// A stand-in for the daemon's keyed pseudonym (this target does not link the key): any
+    /// function of the lower-cased identity that does not show it.
+    @Sendable static func pseudonym(_ identity: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in identity.lowercased().utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return "user-" + String(hash, radix: 16)
+    }
+
     /// Distinct devices and users per app and status code, and among failed calls, as the
     /// embedded store counts them from its records.
     @Test func enrollmentReachMatchesTheEmbeddedStore() async throws {

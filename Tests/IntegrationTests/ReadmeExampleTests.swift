@@ -58,6 +58,10 @@ import Testing
                 ] {
                     #expect(run.stdout.contains(expected), "walk-through output lacks '\(expected)':\n\(run.stdout)")
                 }
+                // Her story by pseudonym, as a token without pii asks for it, takes in the same device.
+                let byPseudonym =
+                    #"user user-[0-9a-f]{24}: with the records of the devices they used: 4F0E2A1B-7C3D-4E5F-8A9B-0C1D2E3F4A5B"#
+                #expect(run.stdout.range(of: byPseudonym, options: .regularExpression) != nil, "\(run.stdout)")
                 // --around keeps the level filter: the info line is not in the moment's view.
                 let afterCodes = run.stdout.components(separatedBy: "200   AccountNotLicensed").last ?? ""
                 let moment = afterCodes.components(separatedBy: "device 4f0e2a1b: matched").first ?? ""

@@ -70,6 +70,14 @@ import Testing
         #expect(logs.output.contains("with the records of the devices they used: \(Self.device)"), "\(logs.output)")
         let own = try await ControlProcess.run(["logs", "--identity", "jane@contoso.com", "--no-devices"], daemon: d)
         #expect(own.status == 0 && !own.output.contains("no app protection policy"), "\(own.output)")
+        // Without pii, by the pseudonym the engineer is shown: the same story, the UPN never shown.
+        let pseudonym = try await ControlProcess.run(["pseudonym", "jane@contoso.com"], daemon: d)
+        let shown = pseudonym.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let byPseudonym = try await ControlProcess.run(["logs", "--identity", shown, "--since", "-1h"], daemon: d, token: token)
+        #expect(byPseudonym.status == 0 && shown.hasPrefix("user-"), "\(byPseudonym.errors)")
+        #expect(byPseudonym.output.contains("no app protection policy for this user"), "\(byPseudonym.output)")
+        #expect(byPseudonym.output.contains("user \(shown): with the records of the devices they used: \(Self.device)"))
+        #expect(!byPseudonym.output.lowercased().contains("jane@contoso.com"), "\(byPseudonym.output)")
         let events2 = try await ControlProcess.run(["events", "--device", Self.device.lowercased()], daemon: d, token: token)
         #expect(events2.output.contains("LicensedNotTargeted (225)"))
         #expect(

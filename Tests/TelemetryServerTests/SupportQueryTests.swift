@@ -126,7 +126,11 @@ import Testing
             let pseudonym = h.components.pseudonymizer.identityPseudonym("jane@contoso.com")
             let shown = try await get(h, "/v1/events?identity=\(pseudonym)", token: read)
             #expect(shown.status == .ok)
-            #expect((shown.json["events"] as? [Any])?.count == 1, "its own records: a pseudonym does not widen to devices yet")
+            #expect((shown.json["events"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["EnrollmentCall", "AppLaunch"])
+            let shownLogs = try await get(h, "/v1/logs?identity=\(pseudonym)&order=asc", token: read).json
+            #expect((shownLogs["logs"] as? [[String: Any]])?.compactMap { $0["message"] as? String }.first == "license check failed")
+            let shownStory = try #require((shownLogs["search"] as? [String: Any])?["identity"] as? [String: Any])
+            #expect(shownStory["identity"] as? String == pseudonym && shownStory["devices"] as? [String] == ["jane-phone"])
             #expect(!shown.body.lowercased().contains("jane@contoso.com"), "\(shown.body)")
         }
     }

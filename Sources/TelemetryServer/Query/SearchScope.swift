@@ -12,7 +12,8 @@ import TelemetryStore
 /// - `identity=` tells the user's story (`expand=devices`, the default): the identity's own
 ///   records plus the records without an identity from the devices it used in the window
 ///   (device logs carry no identity, so without this a user's view misses the error logs
-///   around a failed enrollment). `expand=none` keeps only the identity's own records.
+///   around a failed enrollment). A pseudonym gathers exactly what its UPN would, told back
+///   as the pseudonym. `expand=none` keeps only the identity's own records.
 ///
 /// What was searched is told back (`SearchDescription`), so an empty answer says what was
 /// looked for, on which devices, and which ids come close.
@@ -58,11 +59,16 @@ enum SearchScope {
             q.device = resolution.searched
             description.device = resolution.shown(visibility)
         }
-        if let identity = q.identity {
-            var story = IdentityStory(identity: visibility.identity(identity) ?? "", expanded: false, devices: [])
+        if let user = q.identitySelector {
+            let shown: String
+            switch user {
+            case .identity(let identity): shown = visibility.identity(identity) ?? ""
+            case .pseudonym(let filter): shown = filter.pseudonym
+            }
+            var story = IdentityStory(identity: shown, expanded: false, devices: [])
             if expand {
                 let devices = try await store.devices(
-                    usedBy: identity, env: q.env, apps: q.apps, since: q.since, until: q.until, limit: maxIdentityDevices)
+                    usedBy: user, env: q.env, apps: q.apps, since: q.since, until: q.until, limit: maxIdentityDevices)
                 if !devices.isEmpty { q.identityDevices = Set(devices) }
                 story.expanded = true
                 story.devices = devices.map(visibility.clientString)

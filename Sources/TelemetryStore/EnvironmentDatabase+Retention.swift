@@ -58,13 +58,17 @@ extension EnvironmentDatabase {
         return result
     }
 
-    /// Deletes in ``RetentionClass`` order until the database's live pages fit in `maxBytes`.
+    /// Deletes in ``RetentionClass`` order until the database's live pages fit in `maxBytes`
+    /// less one growth step (``RetentionPolicy/growthStep``): the next growth pass then runs
+    /// as the store reaches the cap rather than a step past it, so the cap is passed only by
+    /// what commits while a pass runs.
     private static func deleteForSizeCap(_ maxBytes: Int64, db: Database) throws -> RetentionResult {
         var result = RetentionResult()
         var used = try usedBytes(db)
+        let target = maxBytes - Int64(Double(maxBytes) * RetentionPolicy.growthStep)
         for retentionClass in RetentionClass.allCases {
-            while used > maxBytes {
-                let removed = try deleteOldest(retentionClass, atLeast: used - maxBytes, db: db)
+            while used > target {
+                let removed = try deleteOldest(retentionClass, atLeast: used - target, db: db)
                 if removed.batches == 0 { break }
                 result += removed
                 used = try usedBytes(db)

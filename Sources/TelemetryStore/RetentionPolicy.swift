@@ -42,8 +42,9 @@ public struct RetentionPolicy: Sendable, Hashable {
     /// the timer is what ages data out, not what holds the cap.
     public var passIntervalSeconds: Int
 
-    /// The share of an environment's `maxBytes` it may grow by before a pass runs: the cap is
-    /// passed by at most this much plus the commits that land while the pass starts.
+    /// The share of an environment's `maxBytes` it may grow by before a pass runs, and the
+    /// margin below the cap a pass over the cap deletes down to: the store then reaches the
+    /// cap as the next pass runs, and passes it only by what commits while that pass runs.
     public static let growthStep = 0.025
 
     public init(

@@ -36,14 +36,23 @@ import Testing
         let service = RetentionService(
             store: f.store, policy: Self.policy(cap: cap), logger: Logger(label: "t"), clock: FixedClock(Self.now), metrics: metrics)
         var worst: Int64 = 0
+        // Where each pass that deleted left the store: a growth step below the cap, so the
+        // next pass runs as the store reaches the cap instead of a step past it.
+        var leftByDeletingPasses: [Int64] = []
+        let step = Int64(Double(cap) * RetentionPolicy.growthStep)
         for n in 0..<120 {
             try await Self.append(f, n)
             let before = try await f.store.usedBytes(env: .prod) ?? 0
             try await service.checkGrowth()
             let after = try await f.store.usedBytes(env: .prod) ?? 0
             worst = max(worst, before, after)
+            if after < before { leftByDeletingPasses.append(after) }
         }
         #expect(worst <= cap + cap / 10, "the store held \(worst) bytes against a cap of \(cap)")
+        #expect(!leftByDeletingPasses.isEmpty)
+        #expect(
+            leftByDeletingPasses.allSatisfy { $0 <= cap - step },
+            "passes left \(leftByDeletingPasses.filter { $0 > cap - step }) bytes, above the cap less a step (\(cap - step))")
         // Retention deleted to the cap, not far below it: the newest data is kept.
         let kept = try await f.store.usedBytes(env: .prod) ?? 0
         #expect(kept >= cap * 8 / 10, "only \(kept) bytes kept under a cap of \(cap)")

@@ -96,6 +96,13 @@ export class LogViewer {
     if (appended) this.schedule();
   }
 
+  /** Sets the minimum level shown, as if chosen in the level select. */
+  setLevel(level) {
+    this.levelSelect.value = level;
+    this.minLevel = this.levelSelect.value;
+    this.refilter();
+  }
+
   matchesFilter(r) {
     if (levelRank(r.level) < levelRank(this.minLevel)) return false;
     return !this.search || r._text.includes(this.search);

@@ -1,5 +1,6 @@
 // The incident page: what the user reported, where, and the story around it.
 
+import { AroundPanel } from './around.js';
 import { h } from './dom.js';
 import { resolve } from './incident-id.js';
 import { LogViewer } from './log-viewer.js';
@@ -56,6 +57,7 @@ export async function incidentPage(ctx, rawId) {
 
   const viewer = new LogViewer({ title: 'Logs the user shared', idPrefix: 'incident-logs', followNote: 'An upload is complete when it arrives: open the device to follow its new logs.' });
   viewer.add(shared.records);
+  const around = new AroundPanel({ api, filter: { env, ...subject }, level: () => viewer.minLevel });
 
   main.replaceChildren(
     h('div', { class: 'page-head' },
@@ -81,8 +83,10 @@ export async function incidentPage(ctx, rawId) {
       note: [`From ${durationText(BEFORE)} before the shared logs to ${durationText(AFTER)} after, for ${incident.deviceId ? 'the device' : 'the app'}.`,
         truncationNote('events', events), truncationNote('log records', logs)].filter(Boolean).join(' '),
       rebuild: (minLevel) => buildTimeline(events.records, logs.records, { minLevel, until }),
+      onAround: (time) => around.open(time),
     }),
+    around.element,
     viewer.element);
   requestAnimationFrame(() => viewer.render());
-  return { title: `Incident ${id}`, cleanup: () => viewer.destroy() };
+  return { title: `Incident ${id}`, cleanup: () => { viewer.destroy(); around.destroy(); } };
 }

@@ -17,7 +17,7 @@ function badge(entry) {
   return h('span', { class: `badge kind-${entry.kind}` }, KIND_LABEL[entry.kind] ?? entry.kind);
 }
 
-function listItem(entry, showPlace) {
+function listItem(entry, showPlace, onAround) {
   if (entry.kind === 'gap') {
     return h('li', { class: 'entry gap', dataset: { kind: 'gap' } },
       h('span', { class: 'gap-text' }, `${durationText(entry.length)} with no records, from `, timeElement(entry.time), ' to ', timeElement(entry.end)));
@@ -32,7 +32,10 @@ function listItem(entry, showPlace) {
   h('span', { class: 'entry-title' }, entry.title),
   entry.detail ? h('span', { class: 'entry-detail' }, entry.detail) : null,
   entry.incident ? h('a', { class: 'entry-incident', href: `#/incident/${encodeURIComponent(entry.incident)}` }, entry.incident) : null,
-  place ? h('span', { class: 'entry-place' }, place) : null);
+  place ? h('span', { class: 'entry-place' }, place) : null,
+  onAround
+    ? h('button', { type: 'button', class: 'link around', title: 'Open the logs from 2 min before to 2 min after this entry', onclick: () => onAround(entry.time) }, 'logs ± 2 min')
+    : null);
 }
 
 /** The rhythm strip: one lane per kind across [since, until], gaps shaded. */
@@ -108,9 +111,10 @@ export function rhythmStrip(entries, since, until) {
 
 /**
  * The timeline section: level filter, the strip and the list. `rebuild(minLevel)` returns
- * entries for a level, so changing the filter redraws without fetching again.
+ * entries for a level, so changing the filter redraws without fetching again; `onAround(time)`,
+ * when given, is what an entry's "logs ± 2 min" button opens.
  */
-export function timelineSection({ rebuild, since, until, showPlace = true, note = null }) {
+export function timelineSection({ rebuild, since, until, showPlace = true, note = null, onAround = null }) {
   const list = h('ol', { class: 'timeline', 'aria-label': 'Timeline, oldest first', tabindex: '0' });
   const stripHolder = h('div');
   const info = h('p', { class: 'muted' });
@@ -120,7 +124,7 @@ export function timelineSection({ rebuild, since, until, showPlace = true, note 
     const entries = rebuild(select.value);
     stripHolder.replaceChildren(rhythmStrip(entries, since, until));
     const shown = entries.length > LIST_LIMIT ? entries.slice(entries.length - LIST_LIMIT) : entries;
-    list.replaceChildren(...shown.map((e) => listItem(e, showPlace)));
+    list.replaceChildren(...shown.map((e) => listItem(e, showPlace, onAround)));
     // A long story opens at its newest entries, where the reported problem usually is.
     requestAnimationFrame(() => { list.scrollTop = list.scrollHeight; });
     info.textContent = entries.length > LIST_LIMIT

@@ -3,6 +3,7 @@
 // and arriving records are drawn at most once per animation frame.
 
 import { h } from './dom.js';
+import { lateText } from './late.js';
 import { localText, recordTime, utcText } from './time.js';
 import { LEVELS, levelRank } from './timeline.js';
 
@@ -137,7 +138,7 @@ export class LogViewer {
     const last = Math.min(total, first + visible);
     while (this.pool.length < last - first) {
       const row = h('div', { class: 'log-row', role: 'option' },
-        h('time'), h('span', { class: 'badge' }), h('span', { class: 'log-app' }), h('span', { class: 'log-component' }), h('span', { class: 'log-message' }));
+        h('time'), h('span', { class: 'badge' }), h('span', { class: 'log-app' }), h('span', { class: 'log-component' }), h('span', { class: 'log-late' }), h('span', { class: 'log-message' }));
       this.pool.push(row);
       this.rowsHost.append(row);
     }
@@ -152,8 +153,9 @@ export class LogViewer {
       row.setAttribute('aria-setsize', String(total));
       row.setAttribute('aria-posinset', String(i + 1));
       row.setAttribute('aria-selected', String(i === this.selected));
-      row.className = `log-row level-${r.level ?? 'info'}${i === this.selected ? ' selected' : ''}`;
-      const [time, level, app, component, message] = row.children;
+      const late = lateText(r);
+      row.className = `log-row level-${r.level ?? 'info'}${late ? ' late' : ''}${i === this.selected ? ' selected' : ''}`;
+      const [time, level, app, component, lateMark, message] = row.children;
       const t = recordTime(r);
       time.textContent = localText(t);
       time.title = utcText(t);
@@ -162,6 +164,8 @@ export class LogViewer {
       level.className = `badge level-${r.level ?? 'info'}`;
       app.textContent = r.appId ?? '';
       component.textContent = r.component ?? r.category ?? '';
+      lateMark.textContent = late ?? '';
+      lateMark.title = late ? 'The device wrote it this long before the daemon received it (uploaded late); it is shown as it arrives' : '';
       message.textContent = r.message ?? '';
     });
     const held = this.records.length;

@@ -23,6 +23,7 @@ def test_console_modules_guess_misread_ids_and_build_the_rhythm(page, daemon):
             statusName: 'x', data: { operation: op, statusCode: code, didSucceed: ok } });
         const events = [call(1, 0, 'enroll', 200, false), call(2, 24 * H, 'enroll', 100, true), call(3, 50 * H, 'policyCheckIn', 101, true)];
         const entries = t.buildTimeline(events, [], { now: 80 * H });
+        const log = (i, at) => ({ id: i, time: new Date(at).toISOString(), level: 'error', message: 'm' + i });
         return {
             exact: id.candidates('mam-7k2q-9xpf').ids,
             zero: id.candidates('MAM 7K20 9XPF').ids,
@@ -30,6 +31,9 @@ def test_console_modules_guess_misread_ids_and_build_the_rhythm(page, daemon):
             bad: id.candidates('MAM-7K2Q').wellFormed,
             expected: entries.filter((e) => e.kind === 'expected').map((e) => [e.time / H, e.status]),
             gaps: entries.filter((e) => e.kind === 'gap').map((e) => e.length / H),
+            // A gap is drawn after the record it starts from, never before it.
+            order: t.buildTimeline([call(1, 0, 'enroll', 100, true)], [log(2, 0), log(3, 2 * H)], { now: 3 * H })
+                .filter((e) => e.kind !== 'expected').map((e) => e.kind + (e.id ?? '')),
         };
     }""")
     assert result["exact"] == ["MAM-7K2Q-9XPF"]
@@ -41,6 +45,7 @@ def test_console_modules_guess_misread_ids_and_build_the_rhythm(page, daemon):
     # by 80 h nothing came: missed.
     assert result["expected"] == [[24, "seen"], [32, "missed"], [58, "missed"]]
     assert result["gaps"] == [24, 26]
+    assert result["order"] == ["enrollment1", "log2", "gap", "log3"]
 
 
 def test_sign_in_find_incident_by_sloppy_id_and_read_its_timeline(page, daemon, story, out_dir):
@@ -66,7 +71,15 @@ def test_sign_in_find_incident_by_sloppy_id_and_read_its_timeline(page, daemon, 
     # The description is the user's free text: without the pii scope the API withholds it
     # (its length and a keyed digest only) and the console shows exactly that.
     assert DESCRIPTION not in page.content()
-    assert f"[withheld: {len(DESCRIPTION)} chars, text-" in summary
+    assert page.inner_text(".description-withheld") == "The user wrote a description; a token with the pii scope shows the user's words."
+    assert "[withheld:" not in summary
+    # "Logs cover" is the shared records' own device times (9 to 6 minutes before the
+    # upload in the seed), not the upload's arrival.
+    status, body = daemon.request("GET", f"/v1/incidents/{story['incident']}", token=story["support"])
+    shared = json.loads(body)
+    cover = page.locator("#logs-cover time").evaluate_all("els => els.map((e) => e.dateTime)")
+    assert [c.replace(".000Z", "Z") for c in cover] == [shared["firstTime"].replace(".000Z", "Z"), shared["lastTime"].replace(".000Z", "Z")]
+    assert page.inner_text("#logs-cover").endswith("(3 min)")
 
     entries = page.locator("ol.timeline > li.entry[data-time]")
     times = [int(t) for t in entries.evaluate_all("els => els.map((e) => e.dataset.time)")]
@@ -92,16 +105,13 @@ def test_sign_in_find_incident_by_sloppy_id_and_read_its_timeline(page, daemon, 
     shot(page, out_dir, "03-incident")
     page.set_viewport_size({"width": 1440, "height": 1000})
 
-    # The bundle for what is on screen (the device's timeline, by default), with progress,
-    # and a manifest whose checksums hold; then the incident's own bundle.
-    manifest, names = download_bundle(page, out_dir)
-    assert manifest["request"]["device"] == DEVICE and manifest["request"]["incident"] is None
-    assert manifest["counts"]["telemetry"] == 9 and manifest["counts"]["logs"] >= 10
-    page.select_option("#bundle-choice", label=f"Incident {story['incident']}: the device's story and shared logs")
+    # One bundle: the incident's, which is the device's story around the upload (its events
+    # and logs) with the shared lines among them.
+    assert page.locator("#bundle-choice").is_hidden()
     manifest, names = download_bundle(page, out_dir)
     assert manifest["request"]["incident"] == story["incident"]
-    # The device's story around the upload: its events and logs, the 4 shared lines among them.
-    assert manifest["counts"]["telemetry"] > 0 and manifest["counts"]["logs"] > 4
+    assert manifest["request"]["storyDevice"] == DEVICE
+    assert manifest["counts"]["telemetry"] == 9 and manifest["counts"]["logs"] > 4
     assert "incident.json" in names
 
 

@@ -33,19 +33,18 @@ export async function incidentPage(ctx, rawId) {
   const id = incident.id;
   if (decodeURIComponent(location.hash) !== `#/incident/${id}`) history.replaceState(null, '', `#/incident/${id}`);
   const env = incident.env;
-  const first = toMillis(incident.firstTime) ?? toMillis(incident.createdAt);
-  const last = Math.max(toMillis(incident.lastTime) ?? 0, toMillis(incident.createdAt));
-  const since = first - BEFORE;
-  const until = last + AFTER;
+  // The shared records' own device times say what the logs cover; the window around them
+  // also takes in the upload's arrival, so the upload itself is on the timeline.
+  const created = toMillis(incident.createdAt);
+  const firstShared = toMillis(incident.firstTime);
+  const lastShared = toMillis(incident.lastTime);
+  const since = Math.min(firstShared ?? created, created) - BEFORE;
+  const until = Math.max(lastShared ?? created, created) + AFTER;
   const range = { env, since: new Date(since).toISOString(), until: new Date(until).toISOString() };
   const subject = incident.deviceId ? { device: incident.deviceId } : { app: incident.appId };
   // The incident bundle is the device's story around the upload (2 days before to 1 hour
-  // after) with what the user shared and incident.json; the device's bundle covers exactly
-  // the window on screen.
-  const incidentBundle = { label: `Incident ${id}: the device's story and shared logs`, path: `v1/incidents/${encodeURIComponent(id)}/bundle`, params: {} };
-  ctx.bundle.set(incident.deviceId
-    ? [{ label: `Device ${incident.deviceId}: this timeline`, path: 'v1/bundles', params: { device: incident.deviceId, ...range } }, incidentBundle]
-    : incidentBundle);
+  // after, the window on screen) with every record the user shared and incident.json.
+  ctx.bundle.set({ label: `Incident ${id}: the device's story and shared logs`, path: `v1/incidents/${encodeURIComponent(id)}/bundle`, params: {} });
 
   const [events, logs, shared] = await Promise.all([
     api.records('events', { ...range, ...subject }, { cap: RECORD_CAP }),
@@ -64,7 +63,7 @@ export async function incidentPage(ctx, rawId) {
       h('h1', { tabindex: '-1' }, 'Incident ', h('span', { class: 'mono', id: 'incident-id' }, id)),
       env === 'ppe' ? h('span', { class: 'badge env-ppe' }, 'PPE test data') : null),
     h('section', { class: 'panel summary', 'aria-label': 'Incident summary' },
-      incident.description ? h('blockquote', { class: 'description' }, incident.description) : h('p', { class: 'muted' }, 'The user wrote no description.'),
+      descriptionBlock(incident),
       facts([
         ['Reported', timeElement(toMillis(incident.createdAt))],
         ['App', incident.appId],
@@ -75,7 +74,8 @@ export async function incidentPage(ctx, rawId) {
         ['SDK versions', seen.sdkVersions],
         ['Flags seen', seen.flags.length ? seen.flags : ['none']],
         ['Logs shared', `${incident.records} (${levels || 'none'})`],
-        ['Logs cover', incident.firstTime ? h('span', {}, timeElement(first), ' to ', timeElement(last), ` (${durationText(last - first)})`) : null],
+        ['Logs cover', firstShared !== null && lastShared !== null
+          ? h('span', { id: 'logs-cover' }, timeElement(firstShared), ' to ', timeElement(lastShared), ` (${durationText(lastShared - firstShared)})`) : null],
         ['GUID', h('span', { class: 'mono' }, incident.guid)],
       ])),
     timelineSection({
@@ -89,4 +89,12 @@ export async function incidentPage(ctx, rawId) {
     viewer.element);
   requestAnimationFrame(() => viewer.render());
   return { title: `Incident ${id}`, cleanup: () => { viewer.destroy(); around.destroy(); } };
+}
+
+/** What the user wrote, or one short line when it is withheld from this token. */
+function descriptionBlock(incident) {
+  if (incident.descriptionWithheld) {
+    return h('p', { class: 'description-withheld' }, 'The user wrote a description; a token with the pii scope shows the user\'s words.');
+  }
+  return incident.description ? h('blockquote', { class: 'description' }, incident.description) : h('p', { class: 'muted' }, 'The user wrote no description.');
 }

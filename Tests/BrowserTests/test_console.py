@@ -90,6 +90,10 @@ def test_sign_in_find_incident_by_sloppy_id_and_read_its_timeline(page, daemon, 
     assert "enroll → AccountNotLicensed (200) · failed" in text
     assert "policyCheckIn → PolicyEndPointNetworkFailure (212) · failed" in text
     assert "30012 ms" in text
+    # A failed call says what its code means and what to do (GET /v1/status-codes).
+    explained = page.locator("ol.timeline li[data-status='AccountNotLicensed'] .entry-explain").inner_text()
+    assert "no Intune license" in explained and "Next: Assign an Intune license" in explained
+    assert page.locator("ol.timeline li[data-status='NewPoliciesReceived'] .entry-explain").count() == 0
     assert "Expected enrollment retry (24 h after enroll) · came on time" in text  # the seed retries exactly 24 h later
     assert "Expected policy check-in (8 h after enroll) · came on time" in text
     assert "Expected policy check-in (8 h after policyCheckIn) · came 12 min early" in text
@@ -188,17 +192,16 @@ def test_follow_a_device_while_records_arrive_at_1000_per_second(page, daemon, s
 
 def test_fleet_page_draws_the_stats(page, daemon, story, out_dir):
     sign_in(page, daemon, story["support"])
-    page.goto(f"{daemon.base}/console/#/fleet")
+    page.goto(f"{daemon.base}/console/#/fleet?window=7d")
     page.wait_for_selector("figure.chart svg")
     captions = page.locator("figure.chart figcaption").all_inner_texts()
-    assert "Enrollment success rate" in captions
+    assert "Share of enrollment calls that succeeded" in captions
     assert "App launches by management type" in captions
     body = page.inner_text("main")
     for name in ("AccountNotLicensed", "MAM-WE", "Unmanaged", "PinPrompt", "dropped: telemetryDisabled", "policyCheckIn"):
         assert name in body, name
     assert page.locator("#bundle-button").is_disabled()
-    page.fill("#fleet-app", APP)
-    page.get_by_role("button", name="Apply").click()
+    page.select_option("#fleet-app", APP)
     wait_until(page, "!document.getElementById('bundle-button').disabled")
     page.wait_for_selector("figure.chart svg")
     assert page.evaluate(CONTRAST) == []

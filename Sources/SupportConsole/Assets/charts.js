@@ -39,6 +39,19 @@ function xAxis(times, x) {
   return out;
 }
 
+/**
+ * The bucket the window covers only in part (the current hour, typically) is drawn hollow
+ * and labelled "so far", so a half-counted hour does not read as a drop.
+ */
+function soFar(x, y) {
+  const anchor = x > W - PAD.right - 24 ? 'end' : 'middle';
+  return svg('text', { x: anchor === 'end' ? x + 6 : x, y: Math.max(10, y), class: 'axis so-far', 'text-anchor': anchor }, 'so far');
+}
+
+function bucketText(b) {
+  return `${utcText(b.t)}${b.partial ? ' (so far)' : ''}`;
+}
+
 /** A round axis maximum (1, 2, 5 × 10^n, a multiple of 4) so the four grid lines get whole numbers. */
 export function niceMax(value) {
   if (value <= 4) return 4;
@@ -73,10 +86,12 @@ export function lineChart({ caption, points, max = null, format = (v) => String(
   const body = [...yAxis(top, format), ...xAxis(points.map((p) => p.t), x),
     svg('polyline', { points: path.join(' '), class: 'line', fill: 'none', stroke: PALETTE[0] }),
     ...points.map((p, i) => (p.value === null || p.value === undefined ? null
-      : svg('circle', { cx: x(i), cy: y(p.value), r: 3.5, fill: PALETTE[0] }, svg('title', {}, `${shortText(p.t)}: ${format(p.value)}${p.note ? ` (${p.note})` : ''}`))))];
+      : svg('circle', { cx: x(i), cy: y(p.value), r: 3.5, fill: p.partial ? '#fff' : PALETTE[0], stroke: PALETTE[0], 'stroke-width': 2, class: p.partial ? 'partial' : null },
+        svg('title', {}, `${shortText(p.t)}${p.partial ? ' (so far)' : ''}: ${format(p.value)}${p.note ? ` (${p.note})` : ''}`)))),
+    ...points.map((p, i) => (p.partial && p.value !== null && p.value !== undefined ? soFar(x(i), y(p.value) - 8) : null))];
   const lowest = present.reduce((a, b) => (b.value < a.value ? b : a));
-  const summary = `${caption}: ${present.length} buckets, lowest ${format(lowest.value)} at ${utcText(lowest.t)}, latest ${format(present[present.length - 1].value)}.`;
-  return frame(caption, summary, body, table(['bucket (UTC)', 'value'], points.map((p) => [utcText(p.t), p.value === null || p.value === undefined ? '—' : format(p.value)])));
+  const summary = `${caption}: ${present.length} buckets, lowest ${format(lowest.value)} at ${utcText(lowest.t)}, latest ${format(present[present.length - 1].value)}${present[present.length - 1].partial ? ' so far' : ''}.`;
+  return frame(caption, summary, body, table(['bucket (UTC)', 'value'], points.map((p) => [bucketText(p), p.value === null || p.value === undefined ? '—' : format(p.value)])));
 }
 
 /** Stacked columns per time bucket, one colour per key, with a legend. */
@@ -95,15 +110,16 @@ export function stackedBars({ caption, buckets, keys, label = (k) => k }) {
     keys.forEach((k, ki) => {
       const v = b.counts[k] ?? 0;
       if (!v) return;
-      body.push(svg('rect', { x: x(i) - bar / 2, y: y(acc + v), width: bar, height: y(acc) - y(acc + v), fill: PALETTE[ki % PALETTE.length] },
-        svg('title', {}, `${shortText(b.t)} · ${label(k)}: ${v}`)));
+      body.push(svg('rect', { x: x(i) - bar / 2, y: y(acc + v), width: bar, height: y(acc) - y(acc + v), fill: PALETTE[ki % PALETTE.length], class: b.partial ? 'partial' : null },
+        svg('title', {}, `${shortText(b.t)}${b.partial ? ' (so far)' : ''} · ${label(k)}: ${v}`)));
       acc += v;
     });
+    if (b.partial) body.push(soFar(x(i), y(acc) - 4));
   });
   const sums = keys.map((k) => [k, buckets.reduce((s, b) => s + (b.counts[k] ?? 0), 0)]);
   const summary = `${caption}: ${sums.map(([k, v]) => `${label(k)} ${v}`).join(', ')}.`;
   const figure = frame(caption, summary, body,
-    table(['bucket (UTC)', ...keys.map(label)], buckets.map((b) => [utcText(b.t), ...keys.map((k) => String(b.counts[k] ?? 0))])));
+    table(['bucket (UTC)', ...keys.map(label)], buckets.map((b) => [bucketText(b), ...keys.map((k) => String(b.counts[k] ?? 0))])));
   figure.insertBefore(h('ul', { class: 'chart-legend' }, keys.map((k, ki) =>
     h('li', {}, h('span', { class: 'swatch', 'data-color': String(ki % PALETTE.length) }), `${label(k)} (${sums[ki][1]})`))), figure.querySelector('details'));
   return figure;

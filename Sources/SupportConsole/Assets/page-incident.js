@@ -4,6 +4,7 @@ import { AroundPanel } from './around.js';
 import { h } from './dom.js';
 import { resolve } from './incident-id.js';
 import { LogViewer } from './log-viewer.js';
+import { statusCodes } from './status-codes.js';
 import { DAY, HOUR, durationText, timeElement, toMillis } from './time.js';
 import { buildTimeline, summarize } from './timeline.js';
 import { timelineSection } from './timeline-view.js';
@@ -46,10 +47,11 @@ export async function incidentPage(ctx, rawId) {
   // after, the window on screen) with every record the user shared and incident.json.
   ctx.bundle.set({ label: `Incident ${id}: the device's story and shared logs`, path: `v1/incidents/${encodeURIComponent(id)}/bundle`, params: {} });
 
-  const [events, logs, shared] = await Promise.all([
+  const [events, logs, shared, codes] = await Promise.all([
     api.records('events', { ...range, ...subject }, { cap: RECORD_CAP }),
     api.records('logs', { ...range, ...subject }, { cap: RECORD_CAP }),
     api.records('logs', { env, incident: id }, { cap: RECORD_CAP }),
+    statusCodes(api).catch(() => null),
   ]);
   const seen = summarize(events.records, [...logs.records, ...shared.records], env);
   const levels = Object.entries(incident.levels ?? {}).map(([l, n]) => `${n} ${l}`).join(', ');
@@ -84,6 +86,7 @@ export async function incidentPage(ctx, rawId) {
         truncationNote('events', events), truncationNote('log records', logs)].filter(Boolean).join(' '),
       rebuild: (minLevel) => buildTimeline(events.records, logs.records, { minLevel, until }),
       onAround: (time) => around.open(time),
+      codes,
     }),
     around.element,
     viewer.element);

@@ -5,6 +5,7 @@
 import { AroundPanel } from './around.js';
 import { h } from './dom.js';
 import { LogViewer } from './log-viewer.js';
+import { statusCodes } from './status-codes.js';
 import { windowByKey } from './time.js';
 import { buildTimeline, levelRank, summarize } from './timeline.js';
 import { timelineSection } from './timeline-view.js';
@@ -37,9 +38,10 @@ export async function subjectPage(ctx, kind, subject, query) {
 
   ctx.bundle.set({ label: `${kind} ${subject}`, path: 'v1/bundles', params: { ...filter, ...range } });
 
-  const [events, logs] = await Promise.all([
+  const [events, logs, codes] = await Promise.all([
     api.records('events', { ...range, ...filter }, { cap: RECORD_CAP }),
     api.records('logs', { ...range, ...filter }, { cap: RECORD_CAP }),
+    statusCodes(api).catch(() => null),
   ]);
   const ev = events.records;
   const lg = logs.records;
@@ -72,6 +74,7 @@ export async function subjectPage(ctx, kind, subject, query) {
       since, until, note: notes.join(' ') || null,
       rebuild: (minLevel) => buildTimeline(ev, lg, { minLevel, until }),
       onAround: (time) => around.open(time),
+      codes,
     }),
     around.element,
     viewer.element);

@@ -17,7 +17,15 @@ function badge(entry) {
   return h('span', { class: `badge kind-${entry.kind}` }, KIND_LABEL[entry.kind] ?? entry.kind);
 }
 
-function listItem(entry, showPlace, onAround) {
+/** For a failed call: what its code means and what to do, from `GET /v1/status-codes`. */
+function explain(entry, codes) {
+  if (entry.kind !== 'enrollment' || !entry.failed || entry.statusCode === null) return null;
+  const c = codes?.get(entry.statusCode);
+  if (!c) return null;
+  return h('span', { class: 'entry-explain' }, c.meaning, ' ', h('strong', {}, 'Next: '), c.nextStep);
+}
+
+function listItem(entry, showPlace, onAround, codes) {
   if (entry.kind === 'gap') {
     return h('li', { class: 'entry gap', dataset: { kind: 'gap' } },
       h('span', { class: 'gap-text' }, `${durationText(entry.length)} with no records, from `, timeElement(entry.time), ' to ', timeElement(entry.end)));
@@ -31,6 +39,7 @@ function listItem(entry, showPlace, onAround) {
   badge(entry),
   h('span', { class: 'entry-title' }, entry.title),
   entry.detail ? h('span', { class: 'entry-detail' }, entry.detail) : null,
+  explain(entry, codes),
   entry.incident ? h('a', { class: 'entry-incident', href: `#/incident/${encodeURIComponent(entry.incident)}` }, entry.incident) : null,
   place ? h('span', { class: 'entry-place' }, place) : null,
   onAround
@@ -112,9 +121,10 @@ export function rhythmStrip(entries, since, until) {
 /**
  * The timeline section: level filter, the strip and the list. `rebuild(minLevel)` returns
  * entries for a level, so changing the filter redraws without fetching again; `onAround(time)`,
- * when given, is what an entry's "logs ± 2 min" button opens.
+ * when given, is what an entry's "logs ± 2 min" button opens; `codes` (status code → its
+ * explanation) says under a failed call what its code means and what to do.
  */
-export function timelineSection({ rebuild, since, until, showPlace = true, note = null, onAround = null }) {
+export function timelineSection({ rebuild, since, until, showPlace = true, note = null, onAround = null, codes = null }) {
   const list = h('ol', { class: 'timeline', 'aria-label': 'Timeline, oldest first', tabindex: '0' });
   const stripHolder = h('div');
   const info = h('p', { class: 'muted' });
@@ -124,7 +134,7 @@ export function timelineSection({ rebuild, since, until, showPlace = true, note 
     const entries = rebuild(select.value);
     stripHolder.replaceChildren(rhythmStrip(entries, since, until));
     const shown = entries.length > LIST_LIMIT ? entries.slice(entries.length - LIST_LIMIT) : entries;
-    list.replaceChildren(...shown.map((e) => listItem(e, showPlace, onAround)));
+    list.replaceChildren(...shown.map((e) => listItem(e, showPlace, onAround, codes)));
     // A long story opens at its newest entries, where the reported problem usually is.
     requestAnimationFrame(() => { list.scrollTop = list.scrollHeight; });
     info.textContent = entries.length > LIST_LIMIT

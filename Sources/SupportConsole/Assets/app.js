@@ -61,7 +61,7 @@ async function start(token) {
   ctx = { api, identity, bundle, main };
   const scopes = [...identity.effective].join(', ');
   document.getElementById('who').replaceChildren(
-    h('span', { class: 'who-name' }, identity.name),
+    h('span', { class: 'who-name', title: `May: ${scopes}` }, identity.name),
     h('span', { class: 'who-scopes', title: 'What this token may do' }, scopes),
     identity.seesPersonalData ? h('span', { class: 'badge pii' }, 'personal data visible')
       : h('span', { class: 'badge redacted', title: 'Without the pii scope, users appear as pseudonyms (user-…) and personal data in messages is replaced' }, 'pseudonyms'));

@@ -8,9 +8,26 @@ import { shortText, utcText } from './time.js';
 /** Distinct, colour-blind-friendly fills (Okabe-Ito), readable on white. */
 export const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#8C6D00'];
 
-const W = 640;
+/** Widest drawing; a narrower screen gets a drawing as wide as its figure (see `measure`). */
+const MAX_W = 640;
+const MIN_COLUMN = 520;
+let W = MAX_W;
 const H = 220;
 const PAD = { left: 44, right: 12, top: 12, bottom: 28 };
+
+/**
+ * Draws each chart in the figure's own pixels where the figure is narrower than MAX_W (a
+ * phone), so an 11 px label stays 11 px rather than shrinking with the scaled drawing. The
+ * figure's width is worked out from <main>, as the chart is built before it is placed.
+ */
+function measure() {
+  const main = document.getElementById('main');
+  if (!main?.clientWidth) { W = MAX_W; return; }
+  const style = getComputedStyle(main);
+  const content = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const column = content >= 2 * MIN_COLUMN + 16 ? (content - 16) / 2 : content;
+  W = Math.round(Math.max(280, Math.min(MAX_W, column - 30)));
+}
 
 function frame(caption, summary, body, table) {
   return h('figure', { class: 'chart' },
@@ -30,7 +47,8 @@ function empty(caption) {
 
 function xAxis(times, x) {
   const out = [];
-  const step = Math.max(1, Math.ceil(times.length / 6));
+  const fit = Math.max(2, Math.floor((W - PAD.left - PAD.right) / 100));
+  const step = Math.max(1, Math.ceil(times.length / Math.min(6, fit)));
   times.forEach((t, i) => {
     if (i % step) return;
     const anchor = x(i) < PAD.left + 40 ? 'start' : x(i) > W - PAD.right - 40 ? 'end' : 'middle';
@@ -76,6 +94,7 @@ function yAxis(max, format) {
 
 /** A line over time buckets, e.g. the enrollment success rate. */
 export function lineChart({ caption, points, max = null, format = (v) => String(Math.round(v)) }) {
+  measure();
   const present = points.filter((p) => p.value !== null && p.value !== undefined);
   if (!present.length) return empty(caption);
   const top = max ?? niceMax(Math.max(...present.map((p) => p.value), 1));
@@ -96,6 +115,7 @@ export function lineChart({ caption, points, max = null, format = (v) => String(
 
 /** Stacked columns per time bucket, one colour per key, with a legend. */
 export function stackedBars({ caption, buckets, keys, label = (k) => k }) {
+  measure();
   if (!buckets.length || !keys.length) return empty(caption);
   const totals = buckets.map((b) => keys.reduce((s, k) => s + (b.counts[k] ?? 0), 0));
   const top = niceMax(Math.max(...totals, 1));
@@ -125,18 +145,25 @@ export function stackedBars({ caption, buckets, keys, label = (k) => k }) {
   return figure;
 }
 
+/** A label cut to what fits in `width` drawing units at the axis font (~6.2 units a character). */
+function fitLabel(label, width) {
+  const chars = Math.max(4, Math.floor(width / 6.2));
+  return label.length <= chars ? label : `${label.slice(0, chars - 1)}…`;
+}
+
 /** Horizontal bars for a ranking (failure codes, drop reasons, actions). */
 export function rankBars({ caption, items }) {
+  measure();
   if (!items.length) return empty(caption);
   const rows = items.length;
   const height = Math.max(60, rows * 26 + 16);
   const top = Math.max(...items.map((i) => i.value), 1);
-  const labelW = 230;
+  const labelW = Math.round(Math.min(230, W * 0.42));
   const body = items.map((item, i) => {
     const y = 8 + i * 26;
     const w = ((W - labelW - 60) * item.value) / top;
     return svg('g', {},
-      svg('text', { x: labelW - 8, y: y + 14, class: 'axis', 'text-anchor': 'end' }, item.label),
+      svg('text', { x: labelW - 8, y: y + 14, class: 'axis', 'text-anchor': 'end' }, fitLabel(item.label, labelW - 8), svg('title', {}, item.label)),
       svg('rect', { x: labelW, y, width: Math.max(1, w), height: 18, fill: PALETTE[i % PALETTE.length] }),
       svg('text', { x: labelW + w + 6, y: y + 14, class: 'axis' }, String(item.value)));
   });

@@ -74,10 +74,10 @@ export async function fleetPage(ctx, query) {
   const notKept = [...Object.entries(drops.dropped).map(([r, v]) => ({ label: `dropped: ${r}`, value: v })),
     ...Object.entries(drops.rejected).map(([r, v]) => ({ label: `rejected: ${r}`, value: v }))].filter((i) => i.value > 0).sort((a, b) => b.value - a.value);
 
-  main.replaceChildren(head,
-    code !== null ? h('section', { class: 'panel note-panel', id: 'code-note', 'aria-label': 'Status code' },
-      h('h2', {}, `Status code ${codeName(code, codes)}`), h('p', {}, explanation(code, codes)),
-      h('p', { class: 'muted' }, 'Its rows are marked in the table of failing status codes below.')) : null,
+  const codeNote = code === null ? [] : [h('section', { class: 'panel', id: 'code-note', 'aria-label': 'Status code' },
+    h('h2', {}, `Status code ${codeName(code, codes)}`), h('p', {}, explanation(code, codes)),
+    h('p', { class: 'muted' }, 'Its rows are marked in the table of failing status codes below.'))];
+  main.replaceChildren(head, ...codeNote,
     h('section', { class: 'panel summary', 'aria-label': 'Fleet summary' }, facts([
       ['Window', `${win.label}, ${win.interval} buckets, against the ${win.label.toLowerCase().replace('last ', 'previous ')}`],
       ['Apps', app || 'all apps'],

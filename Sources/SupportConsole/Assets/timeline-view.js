@@ -48,8 +48,7 @@ function listItem(entry, showPlace, onAround, codes) {
 }
 
 /** The rhythm strip: one lane per kind across [since, until], gaps shaded. */
-export function rhythmStrip(entries, since, until) {
-  const width = 1000;
+export function rhythmStrip(entries, since, until, width = 1000) {
   const lanes = [['launch', 'Launches'], ['enrollment', 'Enrollment calls'], ['expected', 'Expected (24 h retry / 8 h check-in)'], ['action', 'Intune actions'], ['log', 'Warnings and errors']];
   const laneHeight = 18;
   const top = 6;
@@ -106,9 +105,10 @@ export function rhythmStrip(entries, since, until) {
     }
   }
   const axisY = top + lanes.length * laneHeight + 14;
-  for (let i = 0; i <= 4; i++) {
-    const t = since + (span * i) / 4;
-    shapes.push(svg('text', { x: Math.min(Math.max(x(t), 2), width - 2), y: axisY, class: 'axis', 'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle' }, shortText(t)));
+  const ticks = width < 600 ? 2 : 4;
+  for (let i = 0; i <= ticks; i++) {
+    const t = since + (span * i) / ticks;
+    shapes.push(svg('text', { x: Math.min(Math.max(x(t), 2), width - 2), y: axisY, class: 'axis', 'text-anchor': i === 0 ? 'start' : i === ticks ? 'end' : 'middle' }, shortText(t)));
   }
   const summary = `Rhythm from ${utcText(since)} to ${utcText(until)}: ${counts.launch} launches, ${counts.enrollment} enrollment calls (${counts.failed} failed), ` +
     `${counts.expected} expected calls (${counts.missed} missed), ${counts.action} Intune actions, ${counts.log} warnings or errors, ${counts.gap} gaps.`;
@@ -116,6 +116,18 @@ export function rhythmStrip(entries, since, until) {
   const legend = h('ul', { class: 'legend', 'aria-hidden': 'true' }, lanes.map(([kind, label]) => h('li', { class: `legend-${kind}` }, label)),
     h('li', { class: 'legend-gap' }, 'Gap over 1 h'));
   return h('figure', { class: 'rhythm-figure' }, chart, legend);
+}
+
+/**
+ * The strip is drawn in its own pixels (the panel's width inside <main>), so its labels keep
+ * their size on a phone instead of being squeezed with the drawing.
+ */
+function stripWidth() {
+  const main = document.getElementById('main');
+  if (!main?.clientWidth) return 1000;
+  const style = getComputedStyle(main);
+  const content = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 34;
+  return Math.round(Math.max(300, Math.min(1600, content)));
 }
 
 /**
@@ -132,7 +144,7 @@ export function timelineSection({ rebuild, since, until, showPlace = true, note 
     LEVELS.map((l) => h('option', { value: l, selected: l === 'warning' }, `${l} and above`)));
   const render = () => {
     const entries = rebuild(select.value);
-    stripHolder.replaceChildren(rhythmStrip(entries, since, until));
+    stripHolder.replaceChildren(rhythmStrip(entries, since, until, stripWidth()));
     const shown = entries.length > LIST_LIMIT ? entries.slice(entries.length - LIST_LIMIT) : entries;
     list.replaceChildren(...shown.map((e) => listItem(e, showPlace, onAround, codes)));
     // A long story opens at its newest entries, where the reported problem usually is.

@@ -51,3 +51,19 @@ CONTRAST = """() => {
 
 def shot(page, out_dir, name):
     page.screenshot(path=str(out_dir / f"{name}.png"), full_page=True)
+
+
+def assert_header_fits(page):
+    """The header's items fit its width: none spills past Sign out or off the screen, and
+    none is drawn over its neighbour (a squeezed slot lets a button spill over the next)."""
+    fit = page.evaluate("""() => {
+        const h = document.querySelector('header.top');
+        const items = [...h.querySelectorAll('.brand, #search-form, header nav, #bundle-button, .bundle-state, .who, #signout')]
+            .filter((e) => e.checkVisibility()).map((e) => e.getBoundingClientRect()).filter((r) => r.width > 0)
+            .sort((a, b) => a.left - b.left);
+        const overlaps = items.some((r, i) => i > 0 && Math.abs((r.top + r.bottom) / 2 - (items[i - 1].top + items[i - 1].bottom) / 2) < 8
+            && r.left < items[i - 1].right - 1);
+        return { overflow: h.scrollWidth - h.clientWidth, signoutRight: document.getElementById('signout').getBoundingClientRect().right,
+                 width: innerWidth, overlaps };
+    }""")
+    assert fit["overflow"] <= 0 and fit["signoutRight"] <= fit["width"] and not fit["overlaps"], fit

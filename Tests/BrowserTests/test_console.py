@@ -9,7 +9,7 @@ import threading
 import time
 import zipfile
 
-from helpers import CONTRAST, shot, sign_in, wait_until
+from helpers import CONTRAST, assert_header_fits, shot, sign_in, wait_until
 from seed import APP, DESCRIPTION, DEVICE, UPN, sloppy
 
 
@@ -205,6 +205,7 @@ def test_fleet_page_draws_the_stats(page, daemon, story, out_dir):
     wait_until(page, "!document.getElementById('bundle-button').disabled")
     page.wait_for_selector("figure.chart svg")
     assert page.evaluate(CONTRAST) == []
+    assert_header_fits(page)  # at 1440 px, with the bundle button enabled
     shot(page, out_dir, "05-fleet")
 
 

@@ -42,6 +42,10 @@ LAYOUT = r"""() => {
         find: box('#search-form button'), searchText: box('#search-text'), signout: box('#signout'),
         smallestLabel: labels.length ? Math.min(...labels) : null, labels: labels.length,
         headerHeight: header.getBoundingClientRect().height,
+        headerOverflow: header.scrollWidth - header.clientWidth,
+        // Header items side by side must not overlap (a squeezed slot lets a button spill over).
+        overlaps: items.filter((r) => r.width > 0).sort((a, b) => a.left - b.left).some((r, i, all) =>
+            i > 0 && Math.abs((r.top + r.bottom) / 2 - (all[i - 1].top + all[i - 1].bottom) / 2) < 8 && r.left < all[i - 1].right - 1),
         rowSpread: items.length ? Math.max(...items.map((r) => r.top + r.height / 2)) - Math.min(...items.map((r) => r.top + r.height / 2)) : 0,
         // A missing part must not be drawn as the word "null".
         strayNull: /(^|\n)\s*null\s*(\n|$)/.test(document.querySelector('main').innerText),
@@ -83,6 +87,7 @@ def test_every_page_fits_the_screen(browser, daemon, story, out_dir, viewport):
             if layout["labels"]:
                 assert layout["smallestLabel"] >= 10, where
             assert not layout["strayNull"], where
+            assert not layout["overlaps"] and layout["headerOverflow"] <= 0, where
             assert layout["searchText"]["right"] - layout["searchText"]["left"] >= 150, where  # room to type an id
             if name != "home" and name != "incidents":
                 assert layout["labels"] > 0, where  # the rhythm strip's or the charts' axes

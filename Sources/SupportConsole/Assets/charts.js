@@ -2,7 +2,7 @@
 // carries a text summary (aria-label) and its numbers as a table for screen readers and
 // for copying into a ticket.
 
-import { h, svg } from './dom.js';
+import { h, mainContentWidth, svg } from './dom.js';
 import { shortText, utcText } from './time.js';
 
 /** Distinct, colour-blind-friendly fills (Okabe-Ito), readable on white. */
@@ -21,10 +21,8 @@ const PAD = { left: 44, right: 12, top: 12, bottom: 28 };
  * figure's width is worked out from <main>, as the chart is built before it is placed.
  */
 function measure() {
-  const main = document.getElementById('main');
-  if (!main?.clientWidth) { W = MAX_W; return; }
-  const style = getComputedStyle(main);
-  const content = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const content = mainContentWidth();
+  if (content === null) { W = MAX_W; return; }
   const column = content >= 2 * MIN_COLUMN + 16 ? (content - 16) / 2 : content;
   W = Math.round(Math.max(280, Math.min(MAX_W, column - 30)));
 }

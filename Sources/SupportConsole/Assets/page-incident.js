@@ -8,7 +8,9 @@ import { statusCodes } from './status-codes.js';
 import { DAY, HOUR, durationText, timeElement, toMillis } from './time.js';
 import { buildTimeline, summarize } from './timeline.js';
 import { timelineSection } from './timeline-view.js';
-import { RECORD_CAP, deviceLink, facts, loading, truncationNote, userLink } from './page-parts.js';
+import {
+  PII_SHOWS_WORDS, RECORD_CAP, deviceLink, facts, loading, truncationNote, userLink,
+} from './page-parts.js';
 
 /** How far before the upload the timeline reaches: two retry periods, so a failed
  * enrollment and the retry it scheduled are both on screen. */
@@ -97,7 +99,7 @@ export async function incidentPage(ctx, rawId) {
 /** What the user wrote, or one short line when it is withheld from this token. */
 function descriptionBlock(incident) {
   if (incident.descriptionWithheld) {
-    return h('p', { class: 'description-withheld' }, 'The user wrote a description; a token with the pii scope shows the user\'s words.');
+    return h('p', { class: 'description-withheld' }, `The user wrote a description; ${PII_SHOWS_WORDS}.`);
   }
   return incident.description ? h('blockquote', { class: 'description' }, incident.description) : h('p', { class: 'muted' }, 'The user wrote no description.');
 }

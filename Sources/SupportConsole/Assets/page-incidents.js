@@ -3,7 +3,7 @@
 // (`#/incidents?env=prod&since=-1h`).
 
 import { h } from './dom.js';
-import { deviceLink, errorBox, loading } from './page-parts.js';
+import { PII_SHOWS_WORDS, deviceLink, errorBox, loading } from './page-parts.js';
 import { timeElement, toMillis } from './time.js';
 
 const SINCE = [
@@ -18,7 +18,7 @@ const PAGE = 50;
 export function descriptionCell(incident) {
   if (incident.descriptionWithheld) {
     const chars = /\[withheld: (\d+) chars/.exec(incident.description ?? '')?.[1];
-    return h('td', { class: 'withheld' }, `Withheld${chars ? ` (${chars} characters)` : ''}: a token with the pii scope shows the user's words`);
+    return h('td', { class: 'withheld' }, `Withheld${chars ? ` (${chars} characters)` : ''}: ${PII_SHOWS_WORDS}`);
   }
   return incident.description ? h('td', { class: 'description-line' }, incident.description) : h('td', { class: 'muted' }, 'no description');
 }

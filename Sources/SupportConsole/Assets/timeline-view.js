@@ -1,7 +1,7 @@
 // Draws a timeline: a strip across the window showing the rhythm at a glance (calls, the
 // expected marks, gaps), then the ordered list a support engineer reads line by line.
 
-import { h, svg } from './dom.js';
+import { h, mainContentWidth, svg } from './dom.js';
 import { durationText, localText, shortText, timeElement, utcText } from './time.js';
 import { LEVELS } from './timeline.js';
 
@@ -123,11 +123,10 @@ export function rhythmStrip(entries, since, until, width = 1000) {
  * their size on a phone instead of being squeezed with the drawing.
  */
 function stripWidth() {
-  const main = document.getElementById('main');
-  if (!main?.clientWidth) return 1000;
-  const style = getComputedStyle(main);
-  const content = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 34;
-  return Math.round(Math.max(300, Math.min(1600, content)));
+  const content = mainContentWidth();
+  if (content === null) return 1000;
+  // Less the panel's padding and border.
+  return Math.round(Math.max(300, Math.min(1600, content - 34)));
 }
 
 /**

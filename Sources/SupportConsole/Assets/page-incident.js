@@ -84,7 +84,7 @@ export async function incidentPage(ctx, rawId) {
       ])),
     timelineSection({
       since, until,
-      note: [`From ${durationText(BEFORE)} before the shared logs to ${durationText(AFTER)} after, for ${incident.deviceId ? 'the device' : 'the app'}.`,
+      note: [`From ${durationText(BEFORE)} before the shared logs to ${durationText(AFTER)} after the upload, for ${incident.deviceId ? 'the device' : 'the app'}.`,
         truncationNote('events', events), truncationNote('log records', logs)].filter(Boolean).join(' '),
       rebuild: (minLevel) => buildTimeline(events.records, logs.records, { minLevel, until }),
       onAround: (time) => around.open(time),

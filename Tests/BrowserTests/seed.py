@@ -11,6 +11,8 @@ DEVICE = "ipad-7F3A"
 UPN = "Jane.Doe@Contoso.com"
 DESCRIPTION = "Outlook says my account is not licensed and attachments will not open"
 HOUR = timedelta(hours=1)
+DEVICE_LOG_NEAR = "Enrollment request sent to the MAM service"
+DEVICE_LOG_FAR = "Keychain item not found, signing in again"
 # Characters of an incident id that a person may misread as one outside the alphabet.
 MISREADINGS = {"Q": "0", "D": "o", "J": "1", "T": "i", "7": "l", "W": "v"}
 
@@ -57,6 +59,14 @@ def seed(d):
         log(check_in + timedelta(seconds=1), "info", "Policy unchanged", "MAMPolicy"),
         log(failed_check_in + timedelta(seconds=1), "warning", "Policy check-in slow: 30012 ms", "MAMPolicy"),
         log(failed_check_in + timedelta(seconds=2), "error", "Policy check-in failed: network unreachable", "MAMPolicy"),
+    ])
+    # The device's own logs name no user: only a user page that takes in the user's devices
+    # shows them (one beside the failed enrollment, one far from it).
+    device_only = {k: v for k, v in common.items() if k != "identity"}
+    d.post_ndjson("/v1/logs", [
+        {**device_only, "time": iso(first - timedelta(seconds=30)), "level": "info", "message": DEVICE_LOG_NEAR, "component": "Enrollment"},
+        {**device_only, "time": iso(first + timedelta(seconds=4)), "level": "verbose", "message": "Retry scheduled in 24 h", "component": "Enrollment"},
+        {**device_only, "time": iso(check_in + timedelta(minutes=30)), "level": "warning", "message": DEVICE_LOG_FAR, "component": "Keychain"},
     ])
 
     # The upload the user makes from the diagnostic console. Its id is random; upload again

@@ -9,56 +9,8 @@ import threading
 import time
 import zipfile
 
+from helpers import CONTRAST, assert_header_fits, shot, sign_in, wait_until
 from seed import APP, DESCRIPTION, DEVICE, UPN, sloppy
-
-
-def sign_in(page, daemon, token):
-    page.goto(daemon.base + "/console")
-    page.get_by_label("Access token").fill(token)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_selector("#who .who-name")
-
-
-def wait_until(page, expression, timeout=10.0):
-    """Polls a JavaScript expression from outside the page: Playwright's wait_for_function
-    evaluates strings inside the page, which the console's content security policy forbids
-    (the tests keep the policy on, so they run the console as a user's browser does)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = page.evaluate(expression)
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for: {expression}")
-        time.sleep(0.05)
-
-
-# WCAG contrast of every visible text against the first opaque background behind it.
-CONTRAST = """() => {
-    const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
-    const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
-        .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
-    const background = (el) => {
-        for (; el; el = el.parentElement) {
-            const c = rgb(getComputedStyle(el).backgroundColor);
-            if (c.length === 3 || c[3] > 0.9) return c;
-        }
-        return [255, 255, 255];
-    };
-    const low = [];
-    for (const el of document.querySelectorAll('body *')) {
-        if (!el.checkVisibility() || el.closest('svg, :disabled, [aria-hidden=true]')) continue;
-        if (![...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())) continue;
-        const a = lum(rgb(getComputedStyle(el).color)), b = lum(background(el));
-        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-        if (ratio < 4.5) low.push(`${el.tagName}.${el.className}: ${ratio.toFixed(2)} '${el.textContent.trim().slice(0, 30)}'`);
-    }
-    return low;
-}"""
-
-
-def shot(page, out_dir, name):
-    page.screenshot(path=str(out_dir / f"{name}.png"), full_page=True)
 
 
 def test_console_modules_guess_misread_ids_and_build_the_rhythm(page, daemon):
@@ -71,6 +23,7 @@ def test_console_modules_guess_misread_ids_and_build_the_rhythm(page, daemon):
             statusName: 'x', data: { operation: op, statusCode: code, didSucceed: ok } });
         const events = [call(1, 0, 'enroll', 200, false), call(2, 24 * H, 'enroll', 100, true), call(3, 50 * H, 'policyCheckIn', 101, true)];
         const entries = t.buildTimeline(events, [], { now: 80 * H });
+        const log = (i, at) => ({ id: i, time: new Date(at).toISOString(), level: 'error', message: 'm' + i });
         return {
             exact: id.candidates('mam-7k2q-9xpf').ids,
             zero: id.candidates('MAM 7K20 9XPF').ids,
@@ -78,6 +31,9 @@ def test_console_modules_guess_misread_ids_and_build_the_rhythm(page, daemon):
             bad: id.candidates('MAM-7K2Q').wellFormed,
             expected: entries.filter((e) => e.kind === 'expected').map((e) => [e.time / H, e.status]),
             gaps: entries.filter((e) => e.kind === 'gap').map((e) => e.length / H),
+            // A gap is drawn after the record it starts from, never before it.
+            order: t.buildTimeline([call(1, 0, 'enroll', 100, true)], [log(2, 0), log(3, 2 * H)], { now: 3 * H })
+                .filter((e) => e.kind !== 'expected').map((e) => e.kind + (e.id ?? '')),
         };
     }""")
     assert result["exact"] == ["MAM-7K2Q-9XPF"]
@@ -89,6 +45,7 @@ def test_console_modules_guess_misread_ids_and_build_the_rhythm(page, daemon):
     # by 80 h nothing came: missed.
     assert result["expected"] == [[24, "seen"], [32, "missed"], [58, "missed"]]
     assert result["gaps"] == [24, 26]
+    assert result["order"] == ["enrollment1", "log2", "gap", "log3"]
 
 
 def test_sign_in_find_incident_by_sloppy_id_and_read_its_timeline(page, daemon, story, out_dir):
@@ -114,7 +71,15 @@ def test_sign_in_find_incident_by_sloppy_id_and_read_its_timeline(page, daemon, 
     # The description is the user's free text: without the pii scope the API withholds it
     # (its length and a keyed digest only) and the console shows exactly that.
     assert DESCRIPTION not in page.content()
-    assert f"[withheld: {len(DESCRIPTION)} chars, text-" in summary
+    assert page.inner_text(".description-withheld") == "The user wrote a description; a token with the pii scope shows the user's words."
+    assert "[withheld:" not in summary
+    # "Logs cover" is the shared records' own device times (9 to 6 minutes before the
+    # upload in the seed), not the upload's arrival.
+    status, body = daemon.request("GET", f"/v1/incidents/{story['incident']}", token=story["support"])
+    shared = json.loads(body)
+    cover = page.locator("#logs-cover time").evaluate_all("els => els.map((e) => e.dateTime)")
+    assert [c.replace(".000Z", "Z") for c in cover] == [shared["firstTime"].replace(".000Z", "Z"), shared["lastTime"].replace(".000Z", "Z")]
+    assert page.inner_text("#logs-cover").endswith("(3 min)")
 
     entries = page.locator("ol.timeline > li.entry[data-time]")
     times = [int(t) for t in entries.evaluate_all("els => els.map((e) => e.dataset.time)")]
@@ -125,6 +90,10 @@ def test_sign_in_find_incident_by_sloppy_id_and_read_its_timeline(page, daemon, 
     assert "enroll → AccountNotLicensed (200) · failed" in text
     assert "policyCheckIn → PolicyEndPointNetworkFailure (212) · failed" in text
     assert "30012 ms" in text
+    # A failed call says what its code means and what to do (GET /v1/status-codes).
+    explained = page.locator("ol.timeline li[data-status='AccountNotLicensed'] .entry-explain").inner_text()
+    assert "no Intune license" in explained and "Next: Assign an Intune license" in explained
+    assert page.locator("ol.timeline li[data-status='NewPoliciesReceived'] .entry-explain").count() == 0
     assert "Expected enrollment retry (24 h after enroll) · came on time" in text  # the seed retries exactly 24 h later
     assert "Expected policy check-in (8 h after enroll) · came on time" in text
     assert "Expected policy check-in (8 h after policyCheckIn) · came 12 min early" in text
@@ -140,16 +109,13 @@ def test_sign_in_find_incident_by_sloppy_id_and_read_its_timeline(page, daemon, 
     shot(page, out_dir, "03-incident")
     page.set_viewport_size({"width": 1440, "height": 1000})
 
-    # The bundle for what is on screen (the device's timeline, by default), with progress,
-    # and a manifest whose checksums hold; then the incident's own bundle.
-    manifest, names = download_bundle(page, out_dir)
-    assert manifest["request"]["device"] == DEVICE and manifest["request"]["incident"] is None
-    assert manifest["counts"]["telemetry"] == 9 and manifest["counts"]["logs"] >= 10
-    page.select_option("#bundle-choice", label=f"Incident {story['incident']}: the device's story and shared logs")
+    # One bundle: the incident's, which is the device's story around the upload (its events
+    # and logs) with the shared lines among them.
+    assert page.locator("#bundle-choice").is_hidden()
     manifest, names = download_bundle(page, out_dir)
     assert manifest["request"]["incident"] == story["incident"]
-    # The device's story around the upload: its events and logs, the 4 shared lines among them.
-    assert manifest["counts"]["telemetry"] > 0 and manifest["counts"]["logs"] > 4
+    assert manifest["request"]["storyDevice"] == DEVICE
+    assert manifest["counts"]["telemetry"] == 9 and manifest["counts"]["logs"] > 4
     assert "incident.json" in names
 
 
@@ -226,20 +192,20 @@ def test_follow_a_device_while_records_arrive_at_1000_per_second(page, daemon, s
 
 def test_fleet_page_draws_the_stats(page, daemon, story, out_dir):
     sign_in(page, daemon, story["support"])
-    page.goto(f"{daemon.base}/console/#/fleet")
+    page.goto(f"{daemon.base}/console/#/fleet?window=7d")
     page.wait_for_selector("figure.chart svg")
     captions = page.locator("figure.chart figcaption").all_inner_texts()
-    assert "Enrollment success rate" in captions
+    assert "Share of enrollment calls that succeeded" in captions
     assert "App launches by management type" in captions
     body = page.inner_text("main")
     for name in ("AccountNotLicensed", "MAM-WE", "Unmanaged", "PinPrompt", "dropped: telemetryDisabled", "policyCheckIn"):
         assert name in body, name
     assert page.locator("#bundle-button").is_disabled()
-    page.fill("#fleet-app", APP)
-    page.get_by_role("button", name="Apply").click()
+    page.select_option("#fleet-app", APP)
     wait_until(page, "!document.getElementById('bundle-button').disabled")
     page.wait_for_selector("figure.chart svg")
     assert page.evaluate(CONTRAST) == []
+    assert_header_fits(page)  # at 1440 px, with the bundle button enabled
     shot(page, out_dir, "05-fleet")
 
 

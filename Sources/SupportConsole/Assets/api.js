@@ -55,18 +55,21 @@ export class Api {
 
   /**
    * Every record of a query, page by page (oldest first), up to `cap`; `truncated` says
-   * whether more matched than were read.
+   * whether more matched than were read, `search` is what the daemon searched (first page:
+   * the resolved device, a user's devices, the computed window).
    */
   async records(kind, params, { cap = 20_000, signal } = {}) {
     const out = [];
     let cursor;
+    let search = null;
     for (;;) {
       const limit = Math.min(5_000, cap - out.length);
       const page = await this.json(`v1/${kind}`, { ...params, order: 'asc', limit, cursor }, { signal });
+      search ??= page.search ?? null;
       out.push(...page[kind]);
       cursor = page.nextCursor;
-      if (!cursor) return { records: out, truncated: false };
-      if (out.length >= cap) return { records: out, truncated: true };
+      if (!cursor) return { records: out, truncated: false, search };
+      if (out.length >= cap) return { records: out, truncated: true, search };
     }
   }
 

@@ -1,5 +1,7 @@
 // The console's shell: sign-in, the header (search, bundle button, who is signed in) and the
-// hash router (#/incident/ID, #/device/ID, #/user/ID, #/fleet).
+// hash router (#/incident/ID, #/device/ID, #/user/ID, #/incidents, #/fleet), each route taking
+// a query after it (#/incidents?env=prod&since=-1h, #/fleet?app=…&env=…&code=…) as the
+// alerts' runbook links do.
 
 import { Api } from './api.js';
 import { BundleButton } from './bundle.js';
@@ -7,6 +9,7 @@ import { h } from './dom.js';
 import { resolve } from './incident-id.js';
 import { fleetPage } from './page-fleet.js';
 import { incidentPage } from './page-incident.js';
+import { incidentsPage } from './page-incidents.js';
 import { errorBox } from './page-parts.js';
 import { subjectPage } from './page-subject.js';
 import { Identity, forgetToken, storeToken, storedToken } from './session.js';
@@ -58,7 +61,7 @@ async function start(token) {
   ctx = { api, identity, bundle, main };
   const scopes = [...identity.effective].join(', ');
   document.getElementById('who').replaceChildren(
-    h('span', { class: 'who-name' }, identity.name),
+    h('span', { class: 'who-name', title: `May: ${scopes}` }, identity.name),
     h('span', { class: 'who-scopes', title: 'What this token may do' }, scopes),
     identity.seesPersonalData ? h('span', { class: 'badge pii' }, 'personal data visible')
       : h('span', { class: 'badge redacted', title: 'Without the pii scope, users appear as pseudonyms (user-…) and personal data in messages is replaced' }, 'pseudonyms'));
@@ -90,7 +93,8 @@ function homePage() {
     h('h1', { tabindex: '-1' }, 'Find a user\'s story'),
     h('section', { class: 'panel' },
       h('p', {}, 'Type the incident id the user reads out (like MAM-7K2Q-9XPF) in the search box above: case, dashes and 0/O or 1/I mix-ups do not matter.'),
-      h('p', {}, 'Or look up a device id or a user, or open the ', h('a', { href: '#/fleet' }, 'fleet overview'), '.'),
+      h('p', {}, 'Or look up a device id or a user, see the ', h('a', { href: '#/incidents' }, 'incidents that came in'),
+        ', or open the ', h('a', { href: '#/fleet' }, 'fleet overview'), '.'),
       ctx.identity.seesPersonalData ? null
         : h('p', { class: 'note' }, 'This token has no pii scope: users appear as pseudonyms (user-…) and personal data in messages is replaced. Ask for a pii token only when the case needs it.')));
   return { title: 'Home' };
@@ -102,16 +106,17 @@ async function route() {
   current?.cleanup?.();
   current = null;
   const { parts, query } = parseHash();
-  document.querySelectorAll('nav a').forEach((a) => a.removeAttribute('aria-current'));
+  document.querySelectorAll('nav a').forEach((a) => {
+    if (a.getAttribute('href') === `#/${parts[0]}`) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+  });
   try {
     let page;
     switch (parts[0]) {
       case 'incident': page = await incidentPage(ctx, parts[1] ?? '', query); break;
       case 'device': page = await subjectPage(ctx, 'device', parts[1] ?? '', query); break;
       case 'user': page = await subjectPage(ctx, 'user', parts[1] ?? '', query); break;
-      case 'fleet':
-        document.querySelector('nav a[href="#/fleet"]')?.setAttribute('aria-current', 'page');
-        page = await fleetPage(ctx, query); break;
+      case 'incidents': page = await incidentsPage(ctx, query); break;
+      case 'fleet': page = await fleetPage(ctx, query); break;
       default: page = homePage();
     }
     if (mine !== generation) { page?.cleanup?.(); return; }

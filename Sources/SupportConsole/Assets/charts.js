@@ -2,15 +2,30 @@
 // carries a text summary (aria-label) and its numbers as a table for screen readers and
 // for copying into a ticket.
 
-import { h, svg } from './dom.js';
+import { h, mainContentWidth, svg } from './dom.js';
 import { shortText, utcText } from './time.js';
 
 /** Distinct, colour-blind-friendly fills (Okabe-Ito), readable on white. */
 export const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#8C6D00'];
 
-const W = 640;
+/** Widest drawing; a narrower screen gets a drawing as wide as its figure (see `measure`). */
+const MAX_W = 640;
+const MIN_COLUMN = 520;
+let W = MAX_W;
 const H = 220;
 const PAD = { left: 44, right: 12, top: 12, bottom: 28 };
+
+/**
+ * Draws each chart in the figure's own pixels where the figure is narrower than MAX_W (a
+ * phone), so an 11 px label stays 11 px rather than shrinking with the scaled drawing. The
+ * figure's width is worked out from <main>, as the chart is built before it is placed.
+ */
+function measure() {
+  const content = mainContentWidth();
+  if (content === null) { W = MAX_W; return; }
+  const column = content >= 2 * MIN_COLUMN + 16 ? (content - 16) / 2 : content;
+  W = Math.round(Math.max(280, Math.min(MAX_W, column - 30)));
+}
 
 function frame(caption, summary, body, table) {
   return h('figure', { class: 'chart' },
@@ -30,13 +45,27 @@ function empty(caption) {
 
 function xAxis(times, x) {
   const out = [];
-  const step = Math.max(1, Math.ceil(times.length / 6));
+  const fit = Math.max(2, Math.floor((W - PAD.left - PAD.right) / 100));
+  const step = Math.max(1, Math.ceil(times.length / Math.min(6, fit)));
   times.forEach((t, i) => {
     if (i % step) return;
     const anchor = x(i) < PAD.left + 40 ? 'start' : x(i) > W - PAD.right - 40 ? 'end' : 'middle';
     out.push(svg('text', { x: x(i), y: H - 8, class: 'axis', 'text-anchor': anchor }, shortText(t)));
   });
   return out;
+}
+
+/**
+ * The bucket the window covers only in part (the current hour, typically) is drawn hollow
+ * and labelled "so far", so a half-counted hour does not read as a drop.
+ */
+function soFar(x, y) {
+  const anchor = x > W - PAD.right - 24 ? 'end' : 'middle';
+  return svg('text', { x: anchor === 'end' ? x + 6 : x, y: Math.max(10, y), class: 'axis so-far', 'text-anchor': anchor }, 'so far');
+}
+
+function bucketText(b) {
+  return `${utcText(b.t)}${b.partial ? ' (so far)' : ''}`;
 }
 
 /** A round axis maximum (1, 2, 5 × 10^n, a multiple of 4) so the four grid lines get whole numbers. */
@@ -63,6 +92,7 @@ function yAxis(max, format) {
 
 /** A line over time buckets, e.g. the enrollment success rate. */
 export function lineChart({ caption, points, max = null, format = (v) => String(Math.round(v)) }) {
+  measure();
   const present = points.filter((p) => p.value !== null && p.value !== undefined);
   if (!present.length) return empty(caption);
   const top = max ?? niceMax(Math.max(...present.map((p) => p.value), 1));
@@ -73,14 +103,17 @@ export function lineChart({ caption, points, max = null, format = (v) => String(
   const body = [...yAxis(top, format), ...xAxis(points.map((p) => p.t), x),
     svg('polyline', { points: path.join(' '), class: 'line', fill: 'none', stroke: PALETTE[0] }),
     ...points.map((p, i) => (p.value === null || p.value === undefined ? null
-      : svg('circle', { cx: x(i), cy: y(p.value), r: 3.5, fill: PALETTE[0] }, svg('title', {}, `${shortText(p.t)}: ${format(p.value)}${p.note ? ` (${p.note})` : ''}`))))];
+      : svg('circle', { cx: x(i), cy: y(p.value), r: 3.5, fill: p.partial ? '#fff' : PALETTE[0], stroke: PALETTE[0], 'stroke-width': 2, class: p.partial ? 'partial' : null },
+        svg('title', {}, `${shortText(p.t)}${p.partial ? ' (so far)' : ''}: ${format(p.value)}${p.note ? ` (${p.note})` : ''}`)))),
+    ...points.map((p, i) => (p.partial && p.value !== null && p.value !== undefined ? soFar(x(i), y(p.value) - 8) : null))];
   const lowest = present.reduce((a, b) => (b.value < a.value ? b : a));
-  const summary = `${caption}: ${present.length} buckets, lowest ${format(lowest.value)} at ${utcText(lowest.t)}, latest ${format(present[present.length - 1].value)}.`;
-  return frame(caption, summary, body, table(['bucket (UTC)', 'value'], points.map((p) => [utcText(p.t), p.value === null || p.value === undefined ? '—' : format(p.value)])));
+  const summary = `${caption}: ${present.length} buckets, lowest ${format(lowest.value)} at ${utcText(lowest.t)}, latest ${format(present[present.length - 1].value)}${present[present.length - 1].partial ? ' so far' : ''}.`;
+  return frame(caption, summary, body, table(['bucket (UTC)', 'value'], points.map((p) => [bucketText(p), p.value === null || p.value === undefined ? '—' : format(p.value)])));
 }
 
 /** Stacked columns per time bucket, one colour per key, with a legend. */
 export function stackedBars({ caption, buckets, keys, label = (k) => k }) {
+  measure();
   if (!buckets.length || !keys.length) return empty(caption);
   const totals = buckets.map((b) => keys.reduce((s, k) => s + (b.counts[k] ?? 0), 0));
   const top = niceMax(Math.max(...totals, 1));
@@ -95,32 +128,40 @@ export function stackedBars({ caption, buckets, keys, label = (k) => k }) {
     keys.forEach((k, ki) => {
       const v = b.counts[k] ?? 0;
       if (!v) return;
-      body.push(svg('rect', { x: x(i) - bar / 2, y: y(acc + v), width: bar, height: y(acc) - y(acc + v), fill: PALETTE[ki % PALETTE.length] },
-        svg('title', {}, `${shortText(b.t)} · ${label(k)}: ${v}`)));
+      body.push(svg('rect', { x: x(i) - bar / 2, y: y(acc + v), width: bar, height: y(acc) - y(acc + v), fill: PALETTE[ki % PALETTE.length], class: b.partial ? 'partial' : null },
+        svg('title', {}, `${shortText(b.t)}${b.partial ? ' (so far)' : ''} · ${label(k)}: ${v}`)));
       acc += v;
     });
+    if (b.partial) body.push(soFar(x(i), y(acc) - 4));
   });
   const sums = keys.map((k) => [k, buckets.reduce((s, b) => s + (b.counts[k] ?? 0), 0)]);
   const summary = `${caption}: ${sums.map(([k, v]) => `${label(k)} ${v}`).join(', ')}.`;
   const figure = frame(caption, summary, body,
-    table(['bucket (UTC)', ...keys.map(label)], buckets.map((b) => [utcText(b.t), ...keys.map((k) => String(b.counts[k] ?? 0))])));
+    table(['bucket (UTC)', ...keys.map(label)], buckets.map((b) => [bucketText(b), ...keys.map((k) => String(b.counts[k] ?? 0))])));
   figure.insertBefore(h('ul', { class: 'chart-legend' }, keys.map((k, ki) =>
     h('li', {}, h('span', { class: 'swatch', 'data-color': String(ki % PALETTE.length) }), `${label(k)} (${sums[ki][1]})`))), figure.querySelector('details'));
   return figure;
 }
 
+/** A label cut to what fits in `width` drawing units at the axis font (~6.2 units a character). */
+function fitLabel(label, width) {
+  const chars = Math.max(4, Math.floor(width / 6.2));
+  return label.length <= chars ? label : `${label.slice(0, chars - 1)}…`;
+}
+
 /** Horizontal bars for a ranking (failure codes, drop reasons, actions). */
 export function rankBars({ caption, items }) {
+  measure();
   if (!items.length) return empty(caption);
   const rows = items.length;
   const height = Math.max(60, rows * 26 + 16);
   const top = Math.max(...items.map((i) => i.value), 1);
-  const labelW = 230;
+  const labelW = Math.round(Math.min(230, W * 0.42));
   const body = items.map((item, i) => {
     const y = 8 + i * 26;
     const w = ((W - labelW - 60) * item.value) / top;
     return svg('g', {},
-      svg('text', { x: labelW - 8, y: y + 14, class: 'axis', 'text-anchor': 'end' }, item.label),
+      svg('text', { x: labelW - 8, y: y + 14, class: 'axis', 'text-anchor': 'end' }, fitLabel(item.label, labelW - 8), svg('title', {}, item.label)),
       svg('rect', { x: labelW, y, width: Math.max(1, w), height: 18, fill: PALETTE[i % PALETTE.length] }),
       svg('text', { x: labelW + w + 6, y: y + 14, class: 'axis' }, String(item.value)));
   });

@@ -50,3 +50,14 @@ export function announce(text) {
   const status = document.getElementById('status');
   if (status) status.textContent = text;
 }
+
+/**
+ * The width <main> gives its content, in CSS pixels (null before the page is laid out):
+ * drawings are built before they are placed, and size themselves from it.
+ */
+export function mainContentWidth() {
+  const main = document.getElementById('main');
+  if (!main?.clientWidth) return null;
+  const style = getComputedStyle(main);
+  return main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+}

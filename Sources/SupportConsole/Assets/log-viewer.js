@@ -3,10 +3,14 @@
 // and arriving records are drawn at most once per animation frame.
 
 import { h } from './dom.js';
+import { lateText } from './late.js';
 import { localText, recordTime, utcText } from './time.js';
 import { LEVELS, levelRank } from './timeline.js';
 
 const ROW_HEIGHT = 24;
+/** On a phone a row is two lines (time, level / message), so the message gets the full width. */
+const TWO_LINE_ROW_HEIGHT = 42;
+const NARROW = '(max-width: 600px)';
 const OVERSCAN = 8;
 const VIEWPORT_HEIGHT = 420;
 /** Records kept in the browser; the oldest go first past this (the API keeps them all). */
@@ -31,6 +35,8 @@ export class LogViewer {
     this.stickToBottom = true;
     this.frame = 0;
     this.idPrefix = idPrefix;
+    this.twoLine = window.matchMedia(NARROW).matches;
+    this.rowHeight = this.twoLine ? TWO_LINE_ROW_HEIGHT : ROW_HEIGHT;
 
     this.count = h('span', { class: 'log-count', 'aria-live': 'off' }, '0 records');
     this.levelSelect = h('select', { id: `${idPrefix}-level` },
@@ -42,7 +48,7 @@ export class LogViewer {
     this.spacer = h('div', { class: 'log-spacer' });
     this.rowsHost = h('div', { class: 'log-rows' });
     this.viewport = h('div', {
-      class: 'log-viewport', tabindex: '0', role: 'listbox', 'aria-label': `${title}: use arrow keys to move, Enter for details`,
+      class: `log-viewport${this.twoLine ? ' two-line' : ''}`, tabindex: '0', role: 'listbox', 'aria-label': `${title}: use arrow keys to move, Enter for details`,
     }, this.spacer, this.rowsHost);
     this.detail = h('pre', { class: 'log-detail', 'aria-live': 'polite', 'aria-label': 'Selected record' });
     this.pool = [];
@@ -57,7 +63,7 @@ export class LogViewer {
     this.newestButton.addEventListener('click', () => { this.stickToBottom = true; this.scrollToEnd(); });
     this.viewport.addEventListener('scroll', () => {
       const v = this.viewport;
-      this.stickToBottom = v.scrollTop + v.clientHeight >= v.scrollHeight - ROW_HEIGHT;
+      this.stickToBottom = v.scrollTop + v.clientHeight >= v.scrollHeight - this.rowHeight;
       this.schedule();
     });
     this.viewport.addEventListener('keydown', (e) => this.onKey(e));
@@ -96,6 +102,13 @@ export class LogViewer {
     if (appended) this.schedule();
   }
 
+  /** Sets the minimum level shown, as if chosen in the level select. */
+  setLevel(level) {
+    this.levelSelect.value = level;
+    this.minLevel = this.levelSelect.value;
+    this.refilter();
+  }
+
   matchesFilter(r) {
     if (levelRank(r.level) < levelRank(this.minLevel)) return false;
     return !this.search || r._text.includes(this.search);
@@ -121,16 +134,16 @@ export class LogViewer {
 
   render() {
     const total = this.matches.length;
-    this.spacer.style.height = `${total * ROW_HEIGHT}px`;
+    this.spacer.style.height = `${total * this.rowHeight}px`;
     // Short lists take only the room they need; long ones scroll in a fixed-height box.
-    this.viewport.style.height = `${Math.min(VIEWPORT_HEIGHT, Math.max(3, total) * ROW_HEIGHT + 4)}px`;
+    this.viewport.style.height = `${Math.min(VIEWPORT_HEIGHT, Math.max(3, total) * this.rowHeight + 4)}px`;
     if (this.stickToBottom) this.viewport.scrollTop = this.viewport.scrollHeight;
-    const first = Math.max(0, Math.floor(this.viewport.scrollTop / ROW_HEIGHT) - OVERSCAN);
-    const visible = Math.ceil((this.viewport.clientHeight || 480) / ROW_HEIGHT) + 2 * OVERSCAN;
+    const first = Math.max(0, Math.floor(this.viewport.scrollTop / this.rowHeight) - OVERSCAN);
+    const visible = Math.ceil((this.viewport.clientHeight || 480) / this.rowHeight) + 2 * OVERSCAN;
     const last = Math.min(total, first + visible);
     while (this.pool.length < last - first) {
       const row = h('div', { class: 'log-row', role: 'option' },
-        h('time'), h('span', { class: 'badge' }), h('span', { class: 'log-app' }), h('span', { class: 'log-component' }), h('span', { class: 'log-message' }));
+        h('time'), h('span', { class: 'badge' }), h('span', { class: 'log-app' }), h('span', { class: 'log-component' }), h('span', { class: 'log-late' }), h('span', { class: 'log-message' }));
       this.pool.push(row);
       this.rowsHost.append(row);
     }
@@ -139,14 +152,15 @@ export class LogViewer {
       if (i >= last) { row.hidden = true; return; }
       const r = this.records[this.matches[i]];
       row.hidden = false;
-      row.style.transform = `translateY(${i * ROW_HEIGHT}px)`;
+      row.style.transform = `translateY(${i * this.rowHeight}px)`;
       row.dataset.index = String(i);
       row.id = `${this.idPrefix}-row-${i}`;
       row.setAttribute('aria-setsize', String(total));
       row.setAttribute('aria-posinset', String(i + 1));
       row.setAttribute('aria-selected', String(i === this.selected));
-      row.className = `log-row level-${r.level ?? 'info'}${i === this.selected ? ' selected' : ''}`;
-      const [time, level, app, component, message] = row.children;
+      const late = lateText(r);
+      row.className = `log-row level-${r.level ?? 'info'}${late ? ' late' : ''}${i === this.selected ? ' selected' : ''}`;
+      const [time, level, app, component, lateMark, message] = row.children;
       const t = recordTime(r);
       time.textContent = localText(t);
       time.title = utcText(t);
@@ -155,6 +169,8 @@ export class LogViewer {
       level.className = `badge level-${r.level ?? 'info'}`;
       app.textContent = r.appId ?? '';
       component.textContent = r.component ?? r.category ?? '';
+      lateMark.textContent = late ?? '';
+      lateMark.title = late ? 'The device wrote it this long before the daemon received it (uploaded late); it is shown as it arrives' : '';
       message.textContent = r.message ?? '';
     });
     const held = this.records.length;
@@ -170,19 +186,19 @@ export class LogViewer {
     const { _text, ...shown } = r;
     this.detail.textContent = JSON.stringify(shown, null, 2);
     this.viewport.setAttribute('aria-activedescendant', `${this.idPrefix}-row-${i}`);
-    const top = i * ROW_HEIGHT;
+    const top = i * this.rowHeight;
     if (top < this.viewport.scrollTop) this.viewport.scrollTop = top;
-    else if (top + ROW_HEIGHT > this.viewport.scrollTop + this.viewport.clientHeight) this.viewport.scrollTop = top + ROW_HEIGHT - this.viewport.clientHeight;
+    else if (top + this.rowHeight > this.viewport.scrollTop + this.viewport.clientHeight) this.viewport.scrollTop = top + this.rowHeight - this.viewport.clientHeight;
     this.stickToBottom = false;
     this.schedule();
   }
 
   onKey(e) {
-    const page = Math.max(1, Math.floor(this.viewport.clientHeight / ROW_HEIGHT) - 1);
+    const page = Math.max(1, Math.floor(this.viewport.clientHeight / this.rowHeight) - 1);
     const moves = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page };
     if (e.key in moves) {
       e.preventDefault();
-      this.select(Math.min(this.matches.length - 1, Math.max(0, (this.selected < 0 ? Math.floor(this.viewport.scrollTop / ROW_HEIGHT) : this.selected) + moves[e.key])));
+      this.select(Math.min(this.matches.length - 1, Math.max(0, (this.selected < 0 ? Math.floor(this.viewport.scrollTop / this.rowHeight) : this.selected) + moves[e.key])));
     } else if (e.key === 'Home') {
       e.preventDefault(); this.select(0);
     } else if (e.key === 'End') {

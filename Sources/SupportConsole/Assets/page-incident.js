@@ -1,12 +1,16 @@
 // The incident page: what the user reported, where, and the story around it.
 
+import { AroundPanel } from './around.js';
 import { h } from './dom.js';
 import { resolve } from './incident-id.js';
 import { LogViewer } from './log-viewer.js';
+import { statusCodes } from './status-codes.js';
 import { DAY, HOUR, durationText, timeElement, toMillis } from './time.js';
 import { buildTimeline, summarize } from './timeline.js';
 import { timelineSection } from './timeline-view.js';
-import { RECORD_CAP, deviceLink, facts, loading, truncationNote, userLink } from './page-parts.js';
+import {
+  PII_SHOWS_WORDS, RECORD_CAP, deviceLink, facts, loading, truncationNote, userLink,
+} from './page-parts.js';
 
 /** How far before the upload the timeline reaches: two retry periods, so a failed
  * enrollment and the retry it scheduled are both on screen. */
@@ -32,37 +36,38 @@ export async function incidentPage(ctx, rawId) {
   const id = incident.id;
   if (decodeURIComponent(location.hash) !== `#/incident/${id}`) history.replaceState(null, '', `#/incident/${id}`);
   const env = incident.env;
-  const first = toMillis(incident.firstTime) ?? toMillis(incident.createdAt);
-  const last = Math.max(toMillis(incident.lastTime) ?? 0, toMillis(incident.createdAt));
-  const since = first - BEFORE;
-  const until = last + AFTER;
+  // The shared records' own device times say what the logs cover; the window around them
+  // also takes in the upload's arrival, so the upload itself is on the timeline.
+  const created = toMillis(incident.createdAt);
+  const firstShared = toMillis(incident.firstTime);
+  const lastShared = toMillis(incident.lastTime);
+  const since = Math.min(firstShared ?? created, created) - BEFORE;
+  const until = Math.max(lastShared ?? created, created) + AFTER;
   const range = { env, since: new Date(since).toISOString(), until: new Date(until).toISOString() };
   const subject = incident.deviceId ? { device: incident.deviceId } : { app: incident.appId };
   // The incident bundle is the device's story around the upload (2 days before to 1 hour
-  // after) with what the user shared and incident.json; the device's bundle covers exactly
-  // the window on screen.
-  const incidentBundle = { label: `Incident ${id}: the device's story and shared logs`, path: `v1/incidents/${encodeURIComponent(id)}/bundle`, params: {} };
-  ctx.bundle.set(incident.deviceId
-    ? [{ label: `Device ${incident.deviceId}: this timeline`, path: 'v1/bundles', params: { device: incident.deviceId, ...range } }, incidentBundle]
-    : incidentBundle);
+  // after, the window on screen) with every record the user shared and incident.json.
+  ctx.bundle.set({ label: `Incident ${id}: the device's story and shared logs`, path: `v1/incidents/${encodeURIComponent(id)}/bundle`, params: {} });
 
-  const [events, logs, shared] = await Promise.all([
+  const [events, logs, shared, codes] = await Promise.all([
     api.records('events', { ...range, ...subject }, { cap: RECORD_CAP }),
     api.records('logs', { ...range, ...subject }, { cap: RECORD_CAP }),
     api.records('logs', { env, incident: id }, { cap: RECORD_CAP }),
+    statusCodes(api).catch(() => null),
   ]);
   const seen = summarize(events.records, [...logs.records, ...shared.records], env);
   const levels = Object.entries(incident.levels ?? {}).map(([l, n]) => `${n} ${l}`).join(', ');
 
   const viewer = new LogViewer({ title: 'Logs the user shared', idPrefix: 'incident-logs', followNote: 'An upload is complete when it arrives: open the device to follow its new logs.' });
   viewer.add(shared.records);
+  const around = new AroundPanel({ api, filter: { env, ...subject }, level: () => viewer.minLevel });
 
   main.replaceChildren(
     h('div', { class: 'page-head' },
       h('h1', { tabindex: '-1' }, 'Incident ', h('span', { class: 'mono', id: 'incident-id' }, id)),
       env === 'ppe' ? h('span', { class: 'badge env-ppe' }, 'PPE test data') : null),
     h('section', { class: 'panel summary', 'aria-label': 'Incident summary' },
-      incident.description ? h('blockquote', { class: 'description' }, incident.description) : h('p', { class: 'muted' }, 'The user wrote no description.'),
+      descriptionBlock(incident),
       facts([
         ['Reported', timeElement(toMillis(incident.createdAt))],
         ['App', incident.appId],
@@ -73,16 +78,28 @@ export async function incidentPage(ctx, rawId) {
         ['SDK versions', seen.sdkVersions],
         ['Flags seen', seen.flags.length ? seen.flags : ['none']],
         ['Logs shared', `${incident.records} (${levels || 'none'})`],
-        ['Logs cover', incident.firstTime ? h('span', {}, timeElement(first), ' to ', timeElement(last), ` (${durationText(last - first)})`) : null],
+        ['Logs cover', firstShared !== null && lastShared !== null
+          ? h('span', { id: 'logs-cover' }, timeElement(firstShared), ' to ', timeElement(lastShared), ` (${durationText(lastShared - firstShared)})`) : null],
         ['GUID', h('span', { class: 'mono' }, incident.guid)],
       ])),
     timelineSection({
       since, until,
-      note: [`From ${durationText(BEFORE)} before the shared logs to ${durationText(AFTER)} after, for ${incident.deviceId ? 'the device' : 'the app'}.`,
+      note: [`From ${durationText(BEFORE)} before the shared logs to ${durationText(AFTER)} after the upload, for ${incident.deviceId ? 'the device' : 'the app'}.`,
         truncationNote('events', events), truncationNote('log records', logs)].filter(Boolean).join(' '),
       rebuild: (minLevel) => buildTimeline(events.records, logs.records, { minLevel, until }),
+      onAround: (time) => around.open(time),
+      codes,
     }),
+    around.element,
     viewer.element);
   requestAnimationFrame(() => viewer.render());
-  return { title: `Incident ${id}`, cleanup: () => viewer.destroy() };
+  return { title: `Incident ${id}`, cleanup: () => { viewer.destroy(); around.destroy(); } };
+}
+
+/** What the user wrote, or one short line when it is withheld from this token. */
+function descriptionBlock(incident) {
+  if (incident.descriptionWithheld) {
+    return h('p', { class: 'description-withheld' }, `The user wrote a description; ${PII_SHOWS_WORDS}.`);
+  }
+  return incident.description ? h('blockquote', { class: 'description' }, incident.description) : h('p', { class: 'muted' }, 'The user wrote no description.');
 }

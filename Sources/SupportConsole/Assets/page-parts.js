@@ -6,6 +6,9 @@ import { WINDOWS } from './time.js';
 
 export const RECORD_CAP = 20_000;
 
+/** What a token without `pii` is told where the user's own words are withheld from it. */
+export const PII_SHOWS_WORDS = 'a token with the pii scope shows the user\'s words';
+
 export function facts(rows) {
   return h('dl', { class: 'facts' }, rows.filter(([, v]) => v !== null && v !== undefined && !(Array.isArray(v) && !v.length))
     .map(([k, v]) => [h('dt', {}, k), h('dd', {}, Array.isArray(v) ? joinNodes(v) : v)]));

@@ -1,13 +1,16 @@
 // Device and user pages: one subject over a chosen window — facts, the timeline and a log
-// viewer that can follow new records live.
+// viewer that can follow new records live. A user's story takes in the logs of the devices
+// the identity used in the window (the API's default `expand=devices`), and says which.
 
+import { AroundPanel } from './around.js';
 import { h } from './dom.js';
 import { LogViewer } from './log-viewer.js';
+import { statusCodes } from './status-codes.js';
 import { windowByKey } from './time.js';
 import { buildTimeline, levelRank, summarize } from './timeline.js';
 import { timelineSection } from './timeline-view.js';
 import {
-  RECORD_CAP, deviceLink, facts, loading, truncationNote, userLink, windowControls,
+  RECORD_CAP, deviceLink, facts, joinNodes, loading, truncationNote, userLink, windowControls,
 } from './page-parts.js';
 
 /**
@@ -35,9 +38,10 @@ export async function subjectPage(ctx, kind, subject, query) {
 
   ctx.bundle.set({ label: `${kind} ${subject}`, path: 'v1/bundles', params: { ...filter, ...range } });
 
-  const [events, logs] = await Promise.all([
+  const [events, logs, codes] = await Promise.all([
     api.records('events', { ...range, ...filter }, { cap: RECORD_CAP }),
     api.records('logs', { ...range, ...filter }, { cap: RECORD_CAP }),
+    statusCodes(api).catch(() => null),
   ]);
   const ev = events.records;
   const lg = logs.records;
@@ -49,11 +53,14 @@ export async function subjectPage(ctx, kind, subject, query) {
   const follow = (onRecords, signal) => api.follow('logs', { env, ...filter, limit: 1000 }, onRecords, signal);
   const viewer = new LogViewer({ title: 'Logs', idPrefix: 'subject-logs', follow });
   viewer.add(lg);
+  const around = new AroundPanel({ api, filter: { env, ...filter }, level: () => viewer.minLevel });
 
   const notes = [truncationNote('events', events), truncationNote('log records', logs)].filter(Boolean);
   main.replaceChildren(
     h('div', { class: 'page-head' }, h('h1', { tabindex: '-1' }, `${heading} `, h('span', { class: 'mono' }, subject)), controls),
-    h('section', { class: 'panel summary', 'aria-label': `${heading} summary` }, facts([
+    h('section', { class: 'panel summary', 'aria-label': `${heading} summary` },
+      kind === 'user' ? storyNote(logs.search?.identity, seen.devices, env) : null,
+      facts([
       ['Window', win.label],
       ['Environment', env === 'ppe' ? 'PPE (test data)' : 'production'],
       ['Apps', seen.apps],
@@ -63,8 +70,38 @@ export async function subjectPage(ctx, kind, subject, query) {
       ['Flags seen', seen.flags.length ? seen.flags : ['none']],
       ['Records', `${ev.length} events, ${lg.length} log records${levels ? ` (${levels})` : ''}`],
     ])),
-    timelineSection({ since, until, note: notes.join(' ') || null, rebuild: (minLevel) => buildTimeline(ev, lg, { minLevel, until }) }),
+    timelineSection({
+      since, until, note: notes.join(' ') || null,
+      rebuild: (minLevel) => buildTimeline(ev, lg, { minLevel, until }),
+      onAround: (time) => around.open(time),
+      codes,
+    }),
+    around.element,
     viewer.element);
   requestAnimationFrame(() => viewer.render());
-  return { title: `${heading} ${subject}`, cleanup: () => viewer.destroy() };
+  return { title: `${heading} ${subject}`, cleanup: () => { viewer.destroy(); around.destroy(); } };
+}
+
+/**
+ * "The user's own records, with the logs of devices X, Y", from the API's `search.identity`.
+ * A pseudonym query is not widened by the API (it names no identity to look devices up by),
+ * so the page says so and links the devices its records came from.
+ */
+function storyNote(identity, seenDevices, env) {
+  if (!identity) {
+    return h('p', { id: 'story-devices' }, 'The records that name this user. A pseudonym does not take in the logs of their devices: open ',
+      seenDevices.length ? joinNodes(seenDevices.map((d) => deviceLink(d, env)), ' or ') : 'a device',
+      ' for those, or sign in with a token that has the pii scope.');
+  }
+  const devices = identity.devices ?? [];
+  let told;
+  if (!identity.expanded) told = ['Only the records that name this user.'];
+  else if (!devices.length) told = ['The records that name this user; no device of theirs sent records in this window.'];
+  else {
+    told = ['The records that name this user, with the logs of ', devices.length === 1 ? 'device ' : 'devices ',
+      joinNodes(devices.map((d) => deviceLink(d, env))),
+      identity.devicesTruncated ? ' and more (the first 50 are listed)' : '',
+      ' (the devices they used in this window).'];
+  }
+  return h('p', { id: 'story-devices' }, told);
 }

@@ -1,7 +1,7 @@
 // Draws a timeline: a strip across the window showing the rhythm at a glance (calls, the
 // expected marks, gaps), then the ordered list a support engineer reads line by line.
 
-import { h, svg } from './dom.js';
+import { h, mainContentWidth, svg } from './dom.js';
 import { durationText, localText, shortText, timeElement, utcText } from './time.js';
 import { LEVELS } from './timeline.js';
 
@@ -17,7 +17,15 @@ function badge(entry) {
   return h('span', { class: `badge kind-${entry.kind}` }, KIND_LABEL[entry.kind] ?? entry.kind);
 }
 
-function listItem(entry, showPlace) {
+/** For a failed call: what its code means and what to do, from `GET /v1/status-codes`. */
+function explain(entry, codes) {
+  if (entry.kind !== 'enrollment' || !entry.failed || entry.statusCode === null) return null;
+  const c = codes?.get(entry.statusCode);
+  if (!c) return null;
+  return h('span', { class: 'entry-explain' }, c.meaning, ' ', h('strong', {}, 'Next: '), c.nextStep);
+}
+
+function listItem(entry, showPlace, onAround, codes) {
   if (entry.kind === 'gap') {
     return h('li', { class: 'entry gap', dataset: { kind: 'gap' } },
       h('span', { class: 'gap-text' }, `${durationText(entry.length)} with no records, from `, timeElement(entry.time), ' to ', timeElement(entry.end)));
@@ -31,13 +39,16 @@ function listItem(entry, showPlace) {
   badge(entry),
   h('span', { class: 'entry-title' }, entry.title),
   entry.detail ? h('span', { class: 'entry-detail' }, entry.detail) : null,
+  explain(entry, codes),
   entry.incident ? h('a', { class: 'entry-incident', href: `#/incident/${encodeURIComponent(entry.incident)}` }, entry.incident) : null,
-  place ? h('span', { class: 'entry-place' }, place) : null);
+  place ? h('span', { class: 'entry-place' }, place) : null,
+  onAround
+    ? h('button', { type: 'button', class: 'link around', title: 'Open the logs from 2 min before to 2 min after this entry', onclick: () => onAround(entry.time) }, 'logs ± 2 min')
+    : null);
 }
 
 /** The rhythm strip: one lane per kind across [since, until], gaps shaded. */
-export function rhythmStrip(entries, since, until) {
-  const width = 1000;
+export function rhythmStrip(entries, since, until, width = 1000) {
   const lanes = [['launch', 'Launches'], ['enrollment', 'Enrollment calls'], ['expected', 'Expected (24 h retry / 8 h check-in)'], ['action', 'Intune actions'], ['log', 'Warnings and errors']];
   const laneHeight = 18;
   const top = 6;
@@ -94,9 +105,10 @@ export function rhythmStrip(entries, since, until) {
     }
   }
   const axisY = top + lanes.length * laneHeight + 14;
-  for (let i = 0; i <= 4; i++) {
-    const t = since + (span * i) / 4;
-    shapes.push(svg('text', { x: Math.min(Math.max(x(t), 2), width - 2), y: axisY, class: 'axis', 'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle' }, shortText(t)));
+  const ticks = width < 600 ? 2 : 4;
+  for (let i = 0; i <= ticks; i++) {
+    const t = since + (span * i) / ticks;
+    shapes.push(svg('text', { x: Math.min(Math.max(x(t), 2), width - 2), y: axisY, class: 'axis', 'text-anchor': i === 0 ? 'start' : i === ticks ? 'end' : 'middle' }, shortText(t)));
   }
   const summary = `Rhythm from ${utcText(since)} to ${utcText(until)}: ${counts.launch} launches, ${counts.enrollment} enrollment calls (${counts.failed} failed), ` +
     `${counts.expected} expected calls (${counts.missed} missed), ${counts.action} Intune actions, ${counts.log} warnings or errors, ${counts.gap} gaps.`;
@@ -107,10 +119,23 @@ export function rhythmStrip(entries, since, until) {
 }
 
 /**
- * The timeline section: level filter, the strip and the list. `rebuild(minLevel)` returns
- * entries for a level, so changing the filter redraws without fetching again.
+ * The strip is drawn in its own pixels (the panel's width inside <main>), so its labels keep
+ * their size on a phone instead of being squeezed with the drawing.
  */
-export function timelineSection({ rebuild, since, until, showPlace = true, note = null }) {
+function stripWidth() {
+  const content = mainContentWidth();
+  if (content === null) return 1000;
+  // Less the panel's padding and border.
+  return Math.round(Math.max(300, Math.min(1600, content - 34)));
+}
+
+/**
+ * The timeline section: level filter, the strip and the list. `rebuild(minLevel)` returns
+ * entries for a level, so changing the filter redraws without fetching again; `onAround(time)`,
+ * when given, is what an entry's "logs ± 2 min" button opens; `codes` (status code → its
+ * explanation) says under a failed call what its code means and what to do.
+ */
+export function timelineSection({ rebuild, since, until, showPlace = true, note = null, onAround = null, codes = null }) {
   const list = h('ol', { class: 'timeline', 'aria-label': 'Timeline, oldest first', tabindex: '0' });
   const stripHolder = h('div');
   const info = h('p', { class: 'muted' });
@@ -118,9 +143,9 @@ export function timelineSection({ rebuild, since, until, showPlace = true, note 
     LEVELS.map((l) => h('option', { value: l, selected: l === 'warning' }, `${l} and above`)));
   const render = () => {
     const entries = rebuild(select.value);
-    stripHolder.replaceChildren(rhythmStrip(entries, since, until));
+    stripHolder.replaceChildren(rhythmStrip(entries, since, until, stripWidth()));
     const shown = entries.length > LIST_LIMIT ? entries.slice(entries.length - LIST_LIMIT) : entries;
-    list.replaceChildren(...shown.map((e) => listItem(e, showPlace)));
+    list.replaceChildren(...shown.map((e) => listItem(e, showPlace, onAround, codes)));
     // A long story opens at its newest entries, where the reported problem usually is.
     requestAnimationFrame(() => { list.scrollTop = list.scrollHeight; });
     info.textContent = entries.length > LIST_LIMIT

@@ -132,9 +132,11 @@ export function buildTimeline(events, logs, { minLevel = 'warning', now = Date.n
   const marks = expectedMarks(eventEntries.filter((e) => e.kind === 'enrollment'), now)
     .filter((m) => m.status !== 'upcoming' || m.time <= until + RETRY_AFTER_FAILURE);
   const gapEntries = gaps([...eventEntries, ...logEntries].map((e) => e.time));
-  const order = { gap: 0, expected: 1 };
+  // A gap starts at the record before the silence, so at the same instant it comes after
+  // that record (and an expected mark before the records it was due with).
+  const order = { expected: 0, gap: 3 };
   return [...eventEntries, ...shownLogs, ...marks, ...gapEntries].sort((a, b) =>
-    a.time - b.time || (order[a.kind] ?? 2) - (order[b.kind] ?? 2) || (a.id ?? 0) - (b.id ?? 0));
+    a.time - b.time || (order[a.kind] ?? 1) - (order[b.kind] ?? 1) || (a.id ?? 0) - (b.id ?? 0));
 }
 
 /** Versions and flags seen in the records, for the facts beside a timeline. */

@@ -2,10 +2,15 @@
 // header (never in a URL, where it would land in logs and history).
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  /**
+   * `candidates` are the devices an ambiguous device id could mean (`ambiguous_device`), so
+   * a page can offer them as links instead of only saying the id was ambiguous.
+   */
+  constructor(status, code, message, candidates = null) {
     super(message);
     this.status = status;
     this.code = code;
+    this.candidates = candidates;
   }
 }
 
@@ -37,13 +42,15 @@ export class Api {
     if (!response.ok) {
       let code = `http_${response.status}`;
       let message = `HTTP ${response.status}`;
+      let candidates = null;
       try {
         const body = await response.json();
         code = body?.error?.code ?? code;
         message = body?.error?.message ?? message;
+        candidates = Array.isArray(body?.candidates) ? body.candidates : null;
       } catch { /* not JSON: keep the status line */ }
       if (response.status === 401) this.onUnauthorized(message);
-      throw new ApiError(response.status, code, message);
+      throw new ApiError(response.status, code, message, candidates);
     }
     return response;
   }

@@ -45,7 +45,15 @@ export function loading(text = 'Loading…') {
 }
 
 export function errorBox(e) {
-  return h('div', { class: 'error', role: 'alert' }, h('strong', {}, 'Could not load: '), e.message ?? String(e));
+  return h('div', { class: 'error', role: 'alert' }, h('strong', {}, 'Could not load: '), e.message ?? String(e),
+    e.candidates?.length ? deviceChoices('Did you mean one of these?', e.candidates) : null);
+}
+
+/** Devices to pick from (`DeviceSummary` items: id, apps, last seen), as links to their pages. */
+export function deviceChoices(title, devices, env) {
+  return h('div', { class: 'device-choices' }, h('p', {}, title),
+    h('ul', {}, devices.map((d) => h('li', {}, deviceLink(d.deviceId, env),
+      d.apps?.length ? ` (${d.apps.join(', ')}` : ' (', d.lastSeen ? `, last seen ${new Date(d.lastSeen).toLocaleString()})` : ')'))));
 }
 
 export function truncationNote(kind, result) {

@@ -10,7 +10,7 @@ import { windowByKey } from './time.js';
 import { buildTimeline, levelRank, summarize } from './timeline.js';
 import { timelineSection } from './timeline-view.js';
 import {
-  RECORD_CAP, deviceLink, facts, joinNodes, loading, truncationNote, userLink, windowControls,
+  RECORD_CAP, deviceChoices, deviceLink, facts, joinNodes, loading, truncationNote, userLink, windowControls,
 } from './page-parts.js';
 
 /**
@@ -59,7 +59,7 @@ export async function subjectPage(ctx, kind, subject, query) {
   main.replaceChildren(
     h('div', { class: 'page-head' }, h('h1', { tabindex: '-1' }, `${heading} `, h('span', { class: 'mono' }, subject)), controls),
     h('section', { class: 'panel summary', 'aria-label': `${heading} summary` },
-      kind === 'user' ? storyNote(logs.search?.identity, seen.devices, env) : null,
+      kind === 'user' ? storyNote(logs.search?.identity, seen.devices, env) : deviceNote(events.search?.device ?? logs.search?.device, env),
       facts([
       ['Window', win.label],
       ['Environment', env === 'ppe' ? 'PPE (test data)' : 'production'],
@@ -83,15 +83,30 @@ export async function subjectPage(ctx, kind, subject, query) {
 }
 
 /**
- * "The user's own records, with the logs of devices X, Y", from the API's `search.identity`.
- * A pseudonym query is not widened by the API (it names no identity to look devices up by),
- * so the page says so and links the devices its records came from.
+ * How the daemon read the device id typed (`search.device`): matched ignoring case or as a
+ * unique prefix ("Showing device X: matched ..."), or nothing matched, with the nearest ids
+ * to pick from. Nothing when the id matched exactly.
+ */
+function deviceNote(device, env) {
+  if (!device || device.match === 'exact') return null;
+  if (device.match === 'none') {
+    return h('div', { id: 'device-match', class: 'note' },
+      h('p', {}, `No records of device ${device.asked} in ${env === 'ppe' ? 'PPE' : 'production'} in this window.`),
+      device.suggestions?.length ? deviceChoices('Nearest device ids:', device.suggestions, env) : null);
+  }
+  const how = device.match === 'prefix' ? 'the one device id starting with' : 'the device id equal, ignoring case, to';
+  return h('p', { id: 'device-match', class: 'note' }, 'Showing device ', deviceLink(device.searched, env), `: ${how} “${device.asked}”.`);
+}
+
+/**
+ * "The user's own records, with the logs of devices X, Y", from the API's `search.identity`,
+ * which a pseudonym query carries as a UPN query does (the API widens both alike). Without
+ * it (an older daemon) the page links the devices its records came from.
  */
 function storyNote(identity, seenDevices, env) {
   if (!identity) {
-    return h('p', { id: 'story-devices' }, 'The records that name this user. A pseudonym does not take in the logs of their devices: open ',
-      seenDevices.length ? joinNodes(seenDevices.map((d) => deviceLink(d, env)), ' or ') : 'a device',
-      ' for those, or sign in with a token that has the pii scope.');
+    return h('p', { id: 'story-devices' }, 'The records that name this user. Their devices\' own logs: open ',
+      seenDevices.length ? joinNodes(seenDevices.map((d) => deviceLink(d, env)), ' or ') : 'a device', '.');
   }
   const devices = identity.devices ?? [];
   let told;

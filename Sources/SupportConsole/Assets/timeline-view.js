@@ -135,6 +135,21 @@ function stripWidth() {
  * when given, is what an entry's "logs ± 2 min" button opens; `codes` (status code → its
  * explanation) says under a failed call what its code means and what to do.
  */
+/**
+ * At most `limit` entries, in order: the entries that are not log records (the story's
+ * launches, calls, actions, gaps and expected check-ins; the newest `limit` of them if there
+ * are more), then the newest log records in the room left. A burst of log lines must not push the failed call out of the list.
+ */
+export function newestKeepingEvents(entries, limit) {
+  if (entries.length <= limit) return entries;
+  const logs = entries.filter((e) => e.kind === 'log');
+  const others = entries.length - logs.length;
+  if (others >= limit) return entries.filter((e) => e.kind !== 'log').slice(others - limit);
+  const room = limit - others;
+  const kept = new Set(logs.slice(logs.length - room));
+  return entries.filter((e) => e.kind !== 'log' || kept.has(e));
+}
+
 export function timelineSection({ rebuild, since, until, showPlace = true, note = null, onAround = null, codes = null }) {
   const list = h('ol', { class: 'timeline', 'aria-label': 'Timeline, oldest first', tabindex: '0' });
   const stripHolder = h('div');
@@ -144,12 +159,12 @@ export function timelineSection({ rebuild, since, until, showPlace = true, note 
   const render = () => {
     const entries = rebuild(select.value);
     stripHolder.replaceChildren(rhythmStrip(entries, since, until, stripWidth()));
-    const shown = entries.length > LIST_LIMIT ? entries.slice(entries.length - LIST_LIMIT) : entries;
+    const shown = newestKeepingEvents(entries, LIST_LIMIT);
     list.replaceChildren(...shown.map((e) => listItem(e, showPlace, onAround, codes)));
     // A long story opens at its newest entries, where the reported problem usually is.
     requestAnimationFrame(() => { list.scrollTop = list.scrollHeight; });
-    info.textContent = entries.length > LIST_LIMIT
-      ? `Showing the newest ${LIST_LIMIT} of ${entries.length} entries; raise the level or use the log viewer for the rest.`
+    info.textContent = entries.length > shown.length
+      ? `Showing ${shown.length} of ${entries.length} entries: every launch, call and action, and the newest log records; raise the level or use the log viewer for the rest.`
       : `${entries.length} entries.`;
   };
   select.addEventListener('change', render);

@@ -21,8 +21,13 @@ enum ClickHouseBackendLoader {
             name: "clickhouse.url", group: .clickhouse, onReload: .needsRestart, placeholder: "URL,...",
             accepts: "http(s)://HOST:PORT URLs, comma-separated", defaultText: defaults.urls.map(\.absoluteString).joined(separator: ","),
             help: "ClickHouse HTTP endpoints; the next is tried when one is unreachable", completion: .anything,
+            example: ["http://127.0.0.2:8123,http://127.0.0.3:8123"],
             read: { config, _, c in
-                guard let text = config.string(forKey: "clickhouse.url") else { return }
+                // A flag's `a,b` arrives as two values (the command-line provider splits at commas).
+                guard
+                    let text = config.string(forKey: "clickhouse.url")
+                        ?? config.stringArray(forKey: "clickhouse.url")?.joined(separator: ",")
+                else { return }
                 let urls = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
                 let parsed = urls.compactMap { u -> URL? in
                     guard let url = URL(string: u), url.scheme == "http" || url.scheme == "https", url.host != nil else { return nil }
@@ -39,6 +44,7 @@ enum ClickHouseBackendLoader {
             name: "clickhouse.database", group: .clickhouse, onReload: .needsRestart, placeholder: "NAME",
             accepts: "letters, digits and _", defaultText: defaults.database,
             help: "production database; PPE data goes to <database>_ppe", completion: .anything,
+            example: ["mam_example"],
             read: { config, _, c in
                 let database = config.string(forKey: "clickhouse.database", default: c.clickhouse.database)
                 guard ClickHouseIdentifier.isValid(database), ClickHouseIdentifier.isValid(database + "_ppe") else {
@@ -52,6 +58,7 @@ enum ClickHouseBackendLoader {
             name: "clickhouse.cluster", group: .clickhouse, onReload: .needsRestart, placeholder: "NAME",
             accepts: "letters, digits and _", defaultText: "none",
             help: "remote_servers cluster: local tables plus Distributed tables over them", completion: .anything,
+            example: ["mam_cluster"],
             read: { config, _, c in
                 guard let cluster = config.string(forKey: "clickhouse.cluster"), !cluster.isEmpty else { return }
                 guard ClickHouseIdentifier.isValid(cluster) else {
@@ -63,12 +70,14 @@ enum ClickHouseBackendLoader {
         ConfigurationKey(
             name: "clickhouse.user", group: .clickhouse, onReload: .needsRestart, placeholder: "NAME", accepts: "a user name",
             defaultText: "none", help: "ClickHouse user", completion: .anything,
+            example: ["mam"],
             read: { config, _, c in c.clickhouse.user = config.string(forKey: "clickhouse.user") },
             value: { $0.clickhouse.user ?? "" }),
         ConfigurationKey(
             name: "clickhouse.passwordFile", group: .clickhouse, onReload: .needsRestart, placeholder: "FILE",
             accepts: "a readable file", defaultText: "none (then \(passwordVariable))",
             help: "file holding the ClickHouse password (never a flag: a command line is public)", completion: .file,
+            example: ["/etc/mamtelemetryd/clickhouse.password"],
             read: { config, environment, c in
                 c.clickhouse.passwordFile = config.string(forKey: "clickhouse.passwordFile")
                 if let file = c.clickhouse.passwordFile {
@@ -88,6 +97,7 @@ enum ClickHouseBackendLoader {
             name: "collector.id", group: .clickhouse, onReload: .needsRestart, placeholder: "N", accepts: "0 to 255",
             defaultText: "none (required with store.backend clickhouse)",
             help: "this collector's number in record ids, unique per collector", completion: .anything,
+            example: ["7"],
             read: { config, _, c in
                 if let id = config.int(forKey: "collector.id") {
                     guard (0...255).contains(id) else {

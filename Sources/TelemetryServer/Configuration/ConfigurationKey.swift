@@ -54,6 +54,9 @@ struct ConfigurationKey: Sendable {
     /// One line for `--help`, the man page and the completions.
     let help: String
     let completion: Completion
+    /// A valid value other than the default (several for a list), which the tests load
+    /// through every spelling (for a `.file` key, the tests write a file to stand in for it).
+    let example: [String]
     let read: Reader
     /// The key's value, as text to compare on reload.
     let value: @Sendable (ServerConfiguration) -> String
@@ -81,9 +84,10 @@ extension ConfigurationKey {
     ) -> ConfigurationKey {
         let expected = expected ?? "a value in \(range)"
         let shown = range.upperBound == Int.max ? "\(range.lowerBound) or more" : "\(range.lowerBound) to \(range.upperBound)"
+        let fallback = Int(ServerConfiguration()[keyPath: path])
         return ConfigurationKey(
-            name: name, group: group, onReload: onReload, placeholder: placeholder, accepts: shown,
-            defaultText: "\(ServerConfiguration()[keyPath: path])", help: help, completion: .anything,
+            name: name, group: group, onReload: onReload, placeholder: placeholder, accepts: shown, defaultText: "\(fallback)",
+            help: help, completion: .anything, example: ["\(range.lowerBound == fallback ? range.lowerBound + 1 : range.lowerBound)"],
             read: { config, _, c in
                 let v = config.int(forKey: ConfigKey(name), default: Int(c[keyPath: path]))
                 guard range.contains(v) else { throw ConfigurationError.invalid(key: name, value: String(v), expected: expected) }
@@ -99,6 +103,7 @@ extension ConfigurationKey {
         ConfigurationKey(
             name: name, group: group, onReload: onReload, placeholder: "BOOL", accepts: "true or false",
             defaultText: "\(ServerConfiguration()[keyPath: path])", help: help, completion: .words(["true", "false"]),
+            example: ["\(!ServerConfiguration()[keyPath: path])"],
             read: { config, _, c in c[keyPath: path] = config.bool(forKey: ConfigKey(name), default: c[keyPath: path]) },
             value: { "\($0[keyPath: path])" })
     }
@@ -112,6 +117,7 @@ extension ConfigurationKey {
         ConfigurationKey(
             name: name, group: group, onReload: onReload, placeholder: placeholder, accepts: expected,
             defaultText: text(ServerConfiguration()[keyPath: path]), help: help, completion: .words(words),
+            example: words.filter { $0 != text(ServerConfiguration()[keyPath: path]) }.prefix(1).map { $0 },
             read: { config, _, c in
                 guard let word = config.string(forKey: ConfigKey(name)) else { return }
                 guard let v = parse(word) else { throw ConfigurationError.invalid(key: name, value: word, expected: expected) }
@@ -128,6 +134,7 @@ extension ConfigurationKey {
         return ConfigurationKey(
             name: name, group: .retention, onReload: .applied, placeholder: "DAYS", accepts: "0 to 36500 (0 = no limit)",
             defaultText: days.rounded() == days ? "\(Int(days))" : "\(days)", help: help, completion: .anything,
+            example: [days == 0.5 ? "1" : "0.5"],
             read: { config, _, c in
                 let v = config.double(forKey: ConfigKey(name), default: Double(c[keyPath: path] ?? 0) / 86_400)
                 guard (0...36_500).contains(v) else {
@@ -146,6 +153,7 @@ extension ConfigurationKey {
         ConfigurationKey(
             name: name, group: .retention, onReload: .applied, placeholder: "N", accepts: "0 or more (0 = no limit)",
             defaultText: "\(ServerConfiguration()[keyPath: path] ?? 0)", help: help, completion: .anything,
+            example: [ServerConfiguration()[keyPath: path] == 1 << 20 ? "0" : "1048576"],
             read: { config, _, c in
                 let v = config.int(forKey: ConfigKey(name), default: Int(c[keyPath: path] ?? 0))
                 guard v >= 0 else { throw ConfigurationError.invalid(key: name, value: String(v), expected: "a value in \(0...Int.max)") }
@@ -159,8 +167,9 @@ extension ConfigurationKey {
         _ name: String, _ path: WritableKeyPath<ServerConfiguration, [String]> & Sendable, help: String
     ) -> ConfigurationKey {
         ConfigurationKey(
-            name: name, group: .apps, onReload: .applied, placeholder: "APP,...", accepts: "app ids", defaultText: "none",
-            help: help, completion: .anything,
+            name: name, group: .apps, onReload: .applied, placeholder: "APP...",
+            accepts: "app ids (a YAML list; APP APP after the flag; comma-separated in the variable)", defaultText: "none",
+            help: help, completion: .anything, example: ["com.example.one", "com.example.two"],
             read: { config, _, c in c[keyPath: path] = config.stringArray(forKey: ConfigKey(name), default: []) },
             value: { $0[keyPath: path].sorted().joined(separator: ",") })
     }

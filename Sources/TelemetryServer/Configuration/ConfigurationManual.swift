@@ -54,11 +54,11 @@ enum ConfigurationManual {
                 let spelling = key.spelling
                 lines += [
                     ".TP", ".BI \(roff(spelling.flag)) \" \(roff(key.placeholder))\"",
-                    roff("\(key.help)."),
+                    roff("\(key.help.prefix(1).uppercased())\(key.help.dropFirst())."),
                     roff(
                         "Default \(key.defaultText); accepts \(key.accepts); \(key.onReload == .applied ? "applied on reload" : "needs a restart")."
                     ),
-                    ".br", ".B \(roff(spelling.environmentVariable))", ".br", ".I \(roff(key.name))",
+                    ".br", ".RB \"Variable \" \(roff(spelling.environmentVariable)) \", YAML key \" \(roff(key.name))",
                 ]
             }
         }

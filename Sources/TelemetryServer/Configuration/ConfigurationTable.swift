@@ -16,14 +16,18 @@ extension ConfigurationKey {
         ConfigurationKey(
             name: "listen", group: .server, onReload: .needsRestart, placeholder: "HOST:PORT", accepts: "HOST:PORT ([::1]:8470 for IPv6)",
             defaultText: "127.0.0.1:8470", help: "HTTP listen address; ignored under socket activation", completion: .anything,
+            example: ["127.0.0.1:9"],
             read: { config, _, c in if let listen = config.string(forKey: "listen") { try c.setListen(listen) } },
             value: { "\($0.host):\($0.port)" }),
         ConfigurationKey(
             name: "dataDir", group: .server, onReload: .needsRestart, placeholder: "DIR", accepts: "a directory",
             defaultText: "$STATE_DIRECTORY, else ./data", help: "state directory: databases, tokens, pseudonym key",
             completion: .directory,
+            example: ["/tmp/mamtelemetryd-example"],
             read: { config, environment, c in
-                if let dir = config.string(forKey: "dataDir") ?? environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init) {
+                if let dir = config.string(forKey: "dataDir")
+                    ?? environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init)
+                {
                     c.dataDirectory = URL(fileURLWithPath: dir)
                 }
             },
@@ -32,6 +36,7 @@ extension ConfigurationKey {
             name: "logLevel", group: .server, onReload: .applied, placeholder: "LEVEL",
             accepts: Logger.Level.allCases.map(\.rawValue).joined(separator: ", "), defaultText: ServerConfiguration().logLevel,
             help: "the daemon's own log level", completion: .words(Logger.Level.allCases.map(\.rawValue)),
+            example: ["debug"],
             read: { config, _, c in
                 c.logLevel = config.string(forKey: "logLevel", default: c.logLevel)
                 guard Logger.Level(rawValue: c.logLevel) != nil else {
@@ -97,6 +102,7 @@ extension ConfigurationKey {
             name: "disk.minFreeRatio", group: .disk, onReload: .applied, placeholder: "F", accepts: "0 to 0.99",
             defaultText: "\(ServerConfiguration().disk.minFreeRatio)", help: "refuse ingest (507) below this share free",
             completion: .anything,
+            example: ["0.5"],
             read: { config, _, c in
                 let ratio = config.double(forKey: "disk.minFreeRatio", default: c.disk.minFreeRatio)
                 guard (0...0.99).contains(ratio) else {
@@ -158,6 +164,7 @@ extension ConfigurationKey {
             name: "journal.verboseMessages", group: .journal, onReload: .applied, placeholder: "MODE", accepts: "redact or raw",
             defaultText: "redact", help: "earlier spelling of journal.personalData (raw = include)",
             completion: .words(["redact", "raw"]),
+            example: ["raw"],
             read: { config, _, c in
                 guard config.string(forKey: "journal.personalData") == nil, let mode = config.string(forKey: "journal.verboseMessages")
                 else { return }

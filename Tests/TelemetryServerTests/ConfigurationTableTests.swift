@@ -16,7 +16,7 @@ import Testing
             let spelling = key.spelling
             #expect(help.contains("  \(spelling.flag) \(key.placeholder)\n      \(key.help)\n"), "\(key.name)")
             #expect(help.contains("default \(key.defaultText); accepts \(key.accepts);"), "\(key.name)")
-            #expect(help.contains("env \(spelling.environmentVariable), YAML \(key.name)\n") || help.hasSuffix(key.name), "\(key.name)")
+            #expect(help.contains("env \(spelling.environmentVariable), YAML \(key.name)\n"), "\(key.name)")
         }
         for group in ConfigurationKey.Group.allCases { #expect(help.contains("\n\(group.rawValue):\n")) }
         #expect(help.contains("--config FILE") && help.contains("--generate-completion-script"))
@@ -70,7 +70,8 @@ import Testing
         var values = ["collector.id": ["0"]]
         values.merge(file) { $1 }
         try yaml(values).write(to: path, atomically: true, encoding: .utf8)
-        return try await ConfigurationLoader.load(arguments: ["mamtelemetryd", "--config", path.path] + arguments, environment: environment)
+        return try await ConfigurationLoader.load(
+            arguments: ["mamtelemetryd", "--config", path.path] + arguments, environment: environment)
     }
 
     @Test func everyKeyRoundTripsThroughFlagVariableAndYAMLAndIsNamedByTheReloadDiff() async throws {
@@ -135,5 +136,30 @@ import Testing
             return
         }
         #expect(current == generated + "\n", "\(file) is stale: REGENERATE_DOCS=1 swift test --filter ConfigurationTableTests")
+    }
+
+    /// The README's prose about `systemctl reload` names the keys by pattern (`disk.*`): each
+    /// key the table applies on reload matches the "applies at once" list, and each other key
+    /// matches the "any other changed key" list.
+    @Test func theREADMEReloadParagraphAgreesWithTheTable() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        func patterns(after start: String, before end: String) throws -> [String] {
+            let from = try #require(readme.range(of: start))
+            let to = try #require(readme.range(of: end, range: from.upperBound..<readme.endIndex))
+            return readme[from.upperBound..<to.lowerBound].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter {
+                $0.offset % 2 == 1
+            }
+            .map { String($0.element) }
+        }
+        func matches(_ name: String, _ patterns: [String]) -> Bool {
+            patterns.contains { $0 == name || ($0.hasSuffix(".*") && name.hasPrefix($0.dropLast())) }
+        }
+        let applied = try patterns(after: "(SIGHUP) applies at once:", before: "(and re-reads")
+        let restart = try patterns(after: "Any other changed key (", before: ") is named")
+        #expect(applied.count >= 5 && restart.count >= 5)
+        for key in ConfigurationKey.all {
+            #expect(matches(key.name, applied) == (key.onReload == .applied), "\(key.name) in the applied list")
+            if key.onReload == .needsRestart { #expect(matches(key.name, restart), "\(key.name) missing from the restart list") }
+        }
     }
 }

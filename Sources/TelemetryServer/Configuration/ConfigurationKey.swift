@@ -90,8 +90,10 @@ extension ConfigurationKey {
             help: help, completion: .anything, example: ["\(range.lowerBound == fallback ? range.lowerBound + 1 : range.lowerBound)"],
             read: { config, _, c in
                 let v = config.int(forKey: ConfigKey(name), default: Int(c[keyPath: path]))
-                guard range.contains(v) else { throw ConfigurationError.invalid(key: name, value: String(v), expected: expected) }
-                c[keyPath: path] = V(v)
+                guard range.contains(v), let stored = V(exactly: v) else {
+                    throw ConfigurationError.invalid(key: name, value: String(v), expected: expected)
+                }
+                c[keyPath: path] = stored
             },
             value: { "\($0[keyPath: path])" })
     }
@@ -132,7 +134,7 @@ extension ConfigurationKey {
     ) -> ConfigurationKey {
         let days = Double(ServerConfiguration()[keyPath: path] ?? 0) / 86_400
         return ConfigurationKey(
-            name: name, group: .retention, onReload: .applied, placeholder: "DAYS", accepts: "0 to 36500 (0 = no limit)",
+            name: name, group: .retention, onReload: .applied, placeholder: "DAYS", accepts: "0 to 36500, fractions allowed (0 = no limit)",
             defaultText: days.rounded() == days ? "\(Int(days))" : "\(days)", help: help, completion: .anything,
             example: [days == 0.5 ? "1" : "0.5"],
             read: { config, _, c in
@@ -167,8 +169,8 @@ extension ConfigurationKey {
         _ name: String, _ path: WritableKeyPath<ServerConfiguration, [String]> & Sendable, help: String
     ) -> ConfigurationKey {
         ConfigurationKey(
-            name: name, group: .apps, onReload: .applied, placeholder: "APP...",
-            accepts: "app ids (a YAML list; APP APP after the flag; comma-separated in the variable)", defaultText: "none",
+            name: name, group: .apps, onReload: .applied, placeholder: "APP,...",
+            accepts: "app ids (a YAML list, or comma-separated)", defaultText: "none",
             help: help, completion: .anything, example: ["com.example.one", "com.example.two"],
             read: { config, _, c in c[keyPath: path] = config.stringArray(forKey: ConfigKey(name), default: []) },
             value: { $0[keyPath: path].sorted().joined(separator: ",") })

@@ -14,7 +14,7 @@ import TelemetryStore
 public enum Daemon {
     public static func run(arguments: [String] = CommandLine.arguments) async -> Int32 {
         if arguments.contains("--help") || arguments.contains("-h") {
-            print(usage)
+            print(ConfigurationManual.usage)
             return 0
         }
         if arguments.contains("--version") {
@@ -159,24 +159,6 @@ public enum Daemon {
             return 1
         }
     }
-
-    static let usage = """
-        Usage: mamtelemetryd [--data-dir DIR] [--listen HOST:PORT] [--config FILE]
-
-        Collects MAM SDK telemetry and diagnostic logs over HTTP, stores them zlib-compressed
-        and durably, mirrors logs into the systemd journal and answers queries.
-
-          --data-dir DIR      state directory (default: $STATE_DIRECTORY, else ./data)
-          --listen HOST:PORT  HTTP listen address (default: 127.0.0.1:8470)
-          --config FILE       YAML configuration file (see packaging/config.yaml)
-          --version           print the version and exit
-          --generate-completion-script bash|zsh|fish
-                              print a shell completion script and exit
-
-        Every option also reads from MAMTELEMETRY_<KEY> environment variables
-        (MAMTELEMETRY_DATA_DIR, MAMTELEMETRY_LISTEN, MAMTELEMETRY_STORE_ZLIB_LEVEL, ...).
-        An unknown flag, MAMTELEMETRY_ variable or YAML key stops the daemon (exit 78).
-        """
 }
 
 public enum DaemonVersion {

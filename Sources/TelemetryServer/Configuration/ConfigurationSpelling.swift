@@ -18,7 +18,7 @@ struct ConfigurationSpelling: Sendable, Equatable {
         environmentVariable = Self.environmentPrefix + words.joined(separator: "_").uppercased()
     }
 
-    /// Every spelling the daemon reads: the reload table's keys plus `config`, which only
+    /// Every spelling the daemon reads: the configuration table's keys plus `config`, which only
     /// chooses the file and so cannot be written in it.
     static let all: [ConfigurationSpelling] =
         ConfigurationKey.all.map { ConfigurationSpelling(key: $0.name) } + [ConfigurationSpelling(key: "config", inFile: false)]

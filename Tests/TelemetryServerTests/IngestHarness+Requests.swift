@@ -3,8 +3,8 @@ import HTTPTypes
 import NIOCore
 import Testing
 
-/// The log-route requests the in-process log suites send, spelled like the ones the process
-/// suites send to a `DaemonProcess` so a test reads the same in either.
+/// The requests the in-process ingest and query suites send, spelled like the ones the
+/// process suites send to a `DaemonProcess` so a test reads the same in either.
 extension IngestHarness {
     /// POSTs a log body to `/v1/logs` and returns the status and the JSON answer.
     func ingestLogs(
@@ -36,6 +36,18 @@ extension IngestHarness {
         return page["logs"] as? [[String: Any]] ?? []
     }
 
+    /// Every event in `env` matching `extra` (`&name=value...`), oldest first, following cursors.
+    func allEvents(env: String = "prod", extra: String = "") async throws -> [[String: Any]] {
+        var out: [[String: Any]] = []
+        var cursor: String?
+        repeat {
+            let page = try await get("/v1/events?env=\(env)&limit=10000&order=asc\(extra)" + (cursor.map { "&cursor=\($0)" } ?? ""))
+            out += page["events"] as? [[String: Any]] ?? []
+            cursor = page["nextCursor"] as? String
+        } while cursor != nil
+        return out
+    }
+
     /// One request as the admin: the status, the JSON answer (empty if it is not JSON) and
     /// the response headers.
     func send(_ uri: String, method: HTTPRequest.Method, body: String = "", headers: [(String, String)] = []) async throws -> (
@@ -47,11 +59,19 @@ extension IngestHarness {
     func send(_ uri: String, method: HTTPRequest.Method, bytes: [UInt8], headers: [(String, String)]) async throws -> (
         status: Int, json: [String: Any], headers: HTTPFields
     ) {
+        let (status, answer, fields) = try await exchange(uri, method: method, bytes: bytes, headers: headers)
+        return (status, (try? JSONSerialization.jsonObject(with: Data(answer)) as? [String: Any]) ?? [:], fields)
+    }
+
+    /// One request as the admin (unless `headers` name another credential): the status, the
+    /// answer's bytes and its headers.
+    func exchange(
+        _ uri: String, method: HTTPRequest.Method = .post, bytes: [UInt8] = [], headers: [(String, String)] = []
+    ) async throws -> (Int, [UInt8], HTTPFields) {
         var fields: HTTPFields = [.authorization: "Bearer \(adminToken)"]
         for (name, value) in headers { fields[HTTPField.Name(name)!] = value }
         return try await client.execute(uri: uri, method: method, headers: fields, body: ByteBuffer(bytes: bytes)) { r in
-            let json = (try? JSONSerialization.jsonObject(with: Data(buffer: r.body)) as? [String: Any]) ?? [:]
-            return (Int(r.status.code), json, r.headers)
+            (Int(r.status.code), Array(buffer: r.body), r.headers)
         }
     }
 }

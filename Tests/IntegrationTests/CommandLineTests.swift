@@ -1,9 +1,11 @@
 import Foundation
+import NIOHTTP1
 import TestSupport
 import Testing
 
 /// `mamtelemetryctl` as a user types it, against the built daemon: relative times that start
-/// with a dash, `--output table|json|ndjson` on every query command, and `NO_COLOR`.
+/// with a dash, `--output table|json|ndjson` on every query command, `NO_COLOR`, and the
+/// token commands configured through the environment.
 @Suite(.serialized) struct CommandLineTests {
     static let app = "com.contoso.cli"
 
@@ -108,5 +110,60 @@ import Testing
         let piped = try BundleFleet.system(
             ControlProcess.binary.path, Array(command.split(separator: " ").dropFirst().map(String.init)), environment: ["NO_COLOR": ""])
         #expect(piped.status == 0 && piped.stdout.contains("cli token expired") && !piped.stdout.contains(escape), "\(piped.stdout)")
+    }
+
+    /// `tokens create|list|revoke` with the URL and token from the environment: the secret is
+    /// printed once, never listed, and a revoked token is refused by the daemon at once.
+    @Test func tokensCreateListRevoke() async throws {
+        let d = try DaemonProcess()
+        try await d.start()
+        defer { d.cleanUp() }
+        let env = ["MAMTELEMETRY_URL": d.baseURL, "MAMTELEMETRY_TOKEN": d.adminToken ?? ""]
+        func events(_ token: String) async throws -> Int {
+            try await d.post("/v1/events", body: [], headers: [("Authorization", "Bearer \(token)")], method: .GET).0
+        }
+        let (c1, secret, err) = try Self.ctl(
+            ["tokens", "create", "--name", "collector-a", "--scope", "ingest", "--scope", "read", "--app", "com.contoso.a"], env)
+        #expect(c1 == 0, "\(err)")
+        let token = secret.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(token.hasPrefix("mamt_"))
+        #expect(err.contains("shown only now"))
+        #expect(try await events(token) == 200)
+        let (c2, table, _) = try Self.ctl(["tokens", "list"], env)
+        #expect(c2 == 0)
+        #expect(
+            table.contains("collector-a") && table.contains("ingest,read") && table.contains("com.contoso.a") && table.contains("active"))
+        #expect(!table.contains(String(token.split(separator: "_").last!)))
+        let id = String(token.split(separator: "_")[1])
+        let (c3, out, _) = try Self.ctl(["tokens", "revoke", id], env)
+        #expect(c3 == 0 && out.contains("revoked \(id)"))
+        #expect(try await events(token) == 401)
+        let (_, after, _) = try Self.ctl(["tokens", "list"], env)
+        #expect(after.contains("revoked"))
+        let (c4, _, bad) = try Self.ctl(["tokens", "create", "--name", "x", "--scope", "everything"], env)
+        #expect(c4 != 0 && bad.contains("unknown scope"))
+        let (c5, _, denied) = try Self.ctl(["tokens", "list"], ["MAMTELEMETRY_URL": d.baseURL, "MAMTELEMETRY_TOKEN": "mamt_00000000_00"])
+        #expect(c5 != 0 && denied.contains("401"))
+    }
+
+    /// Runs `mamtelemetryctl` to completion with `env` added to this process's environment
+    /// (less `MAMTELEMETRY_DATA_DIR`, so the URL and token come from `env`).
+    static func ctl(_ args: [String], _ env: [String: String]) throws -> (Int32, String, String) {
+        let p = Process()
+        p.executableURL = ControlProcess.binary
+        p.arguments = args
+        var e = ProcessInfo.processInfo.environment
+        e.removeValue(forKey: "MAMTELEMETRY_DATA_DIR")
+        for (k, v) in env { e[k] = v }
+        p.environment = e
+        let out = Pipe()
+        let err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let r = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: r, as: UTF8.self))
     }
 }

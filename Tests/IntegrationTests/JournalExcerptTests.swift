@@ -67,8 +67,8 @@ struct JournalExcerptTests {
             #expect(status == 200, "\(answer)")
             _ = try await harness.waitForEntries(["MAM_DEVICE_ID=\(a)"], count: 3)
             _ = try await harness.waitForEntries(["MAM_DEVICE_ID=\(b)"], count: 2)
-            let bundle = try await ScopeMatrixTests.createToken(d, name: "support", scopes: ["bundle"])
-            let bundlePII = try await ScopeMatrixTests.createToken(d, name: "support-pii", scopes: ["bundle", "pii"])
+            let bundle = try await d.createToken(name: "support", scopes: ["bundle"])
+            let bundlePII = try await d.createToken(name: "support-pii", scopes: ["bundle", "pii"])
 
             // Device A, prod: its two lines (verbose withheld), not B's, not PPE, plus the
             // daemon's own "started" line.
@@ -104,7 +104,7 @@ struct JournalExcerptTests {
             let shown = try await d.json(
                 "/v1/pseudonyms?identity=\(Self.alice.uppercased().addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
             #expect(hashes == [shown["pseudonym"] as? String ?? "?"], "\(hashes) vs \(shown)")
-            let read = try await ScopeMatrixTests.createToken(d, name: "reader", scopes: ["read"])
+            let read = try await d.createToken(name: "reader", scopes: ["read"])
             let (_, page) = try await d.get("/v1/logs?device=\(a)", headers: [("Authorization", "Bearer \(read)")])
             let identities = Set((parseJSON(page)["logs"] as? [[String: Any]] ?? []).compactMap { $0["identity"] as? String })
             #expect(identities == hashes)
@@ -142,7 +142,7 @@ struct JournalExcerptTests {
             let device = "jx-g-\(UUID().uuidString.prefix(8))"
             #expect(try await d.ingestLogs(Self.line("error", "group check \(device)", device: device, identity: Self.alice)).0 == 200)
             _ = try await harness.waitForEntries(["MAM_DEVICE_ID=\(device)"])
-            let token = try await ScopeMatrixTests.createToken(d, name: "support", scopes: ["bundle"])
+            let token = try await d.createToken(name: "support", scopes: ["bundle"])
             let (status, bytes) = try await d.get(
                 "/v1/bundles?device=\(device)&format=tar.gz", headers: [("Authorization", "Bearer \(token)")])
             #expect(status == 200)

@@ -12,7 +12,7 @@ import Testing
         let record =
             #"{"level":"info","message":"key check","appId":"com.contoso.mail","deviceId":"key-check","identity":"Jane@Contoso.com"}"#
         #expect(try await d.ingestLogs(record).0 == 200)
-        let read = try await ScopeMatrixTests.createToken(d, name: "reader-\(UUID().uuidString.prefix(6))", scopes: ["read"])
+        let read = try await d.createToken(name: "reader-\(UUID().uuidString.prefix(6))", scopes: ["read"])
         let (status, body) = try await d.get("/v1/logs?device=key-check&limit=1", headers: [("Authorization", "Bearer \(read)")])
         #expect(status == 200)
         let shown = try #require((parseJSON(body)["logs"] as? [[String: Any]])?.first?["identity"] as? String)

@@ -24,10 +24,10 @@ import Testing
         init() async throws {
             d = try DaemonProcess()
             try await d.start()
-            read = try await ScopeMatrixTests.createToken(d, name: "reader", scopes: ["read"])
-            readPII = try await ScopeMatrixTests.createToken(d, name: "reader-pii", scopes: ["read", "pii"])
-            bundle = try await ScopeMatrixTests.createToken(d, name: "support", scopes: ["bundle"])
-            bundlePII = try await ScopeMatrixTests.createToken(d, name: "support-pii", scopes: ["bundle", "pii"])
+            read = try await d.createToken(name: "reader", scopes: ["read"])
+            readPII = try await d.createToken(name: "reader-pii", scopes: ["read", "pii"])
+            bundle = try await d.createToken(name: "support", scopes: ["bundle"])
+            bundlePII = try await d.createToken(name: "support-pii", scopes: ["bundle", "pii"])
             let logs = [
                 VisibilityTests.verbose("Refreshing token for Jane Roe (refresh_token=s3cr3t-value)", device: device),
                 #"{"level":"info","message":"policy check-in completed","appId":"com.contoso.mail","deviceId":"\#(device)","identity":"\#(VisibilityTests.upn)"}"#,

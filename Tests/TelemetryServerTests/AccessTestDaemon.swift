@@ -19,7 +19,17 @@ struct AccessTestDaemon: Sendable {
         var description: String { label }
     }
 
+    /// How a request presents its credential's secret.
+    enum Presentation: Sendable {
+        /// `Authorization: Bearer <secret>`, accepted on every route that needs a token.
+        case bearer
+        /// The collector-style `X-APIKey: <secret>`, a credential on ingest routes only.
+        case apiKey
+    }
+
     let components: DaemonComponents
+    /// The data directory the components run on (`control.sqlite` is here).
+    let directory: URL
     let table: RouteTable
     let log: RecordingLogHandler.Box
     /// The router's own list of routes (`GET /v1/apps`), as Hummingbird reports it.
@@ -46,7 +56,7 @@ struct AccessTestDaemon: Sendable {
         let table = RouteTable()
         let router = buildRouter(components: components, hooks: .init(), logger: logger, routeTable: table)
         var daemon = AccessTestDaemon(
-            components: components, table: table, log: box, routed: router.routes.map { "\($0.method) \($0.path)" })
+            components: components, directory: dir, table: table, log: box, routed: router.routes.map { "\($0.method) \($0.path)" })
         daemon.credentials = [
             Credential(label: "none"),
             Credential(label: "unknown", secret: "mamt_00000000_" + String(repeating: "0", count: 48)),
@@ -73,12 +83,18 @@ struct AccessTestDaemon: Sendable {
         var description: String { "\(method) \(uri) as \(credential): HTTP \(status), granted \(granted)" }
     }
 
-    func send(_ client: any TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, as credential: Credential) async throws
-        -> Outcome
-    {
+    func send(
+        _ client: any TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, as credential: Credential,
+        presented: Presentation = .bearer
+    ) async throws -> Outcome {
         _ = log.take()
         var headers: HTTPFields = [.contentType: "application/json"]
-        if let secret = credential.secret { headers[.authorization] = "Bearer \(secret)" }
+        if let secret = credential.secret {
+            switch presented {
+            case .bearer: headers[.authorization] = "Bearer \(secret)"
+            case .apiKey: headers[HTTPField.Name("X-APIKey")!] = secret
+            }
+        }
         let status = try await client.execute(uri: uri, method: method, headers: headers, body: ByteBuffer(bytes: Self.body(for: uri))) {
             Int($0.status.code)
         }
@@ -90,11 +106,11 @@ struct AccessTestDaemon: Sendable {
         return Outcome(method: method, uri: uri, credential: credential, status: status, granted: granted)
     }
 
-    /// Whether `credential` satisfies `access`, decided here from the declaration alone, not
-    /// by the middleware under test.
     /// The secret of the token with exactly `label`'s scopes ("admin", "read", ...).
     func secret(_ label: String) -> String { credentials.first { $0.label == label }!.secret! }
 
+    /// Whether `credential` satisfies `access`, decided here from the declaration alone, not
+    /// by the middleware under test.
     static func allows(_ credential: Credential, _ access: RouteAccess) -> Bool {
         switch access {
         case .open: return true

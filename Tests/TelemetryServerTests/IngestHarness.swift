@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import TelemetryModel
 import TelemetryStore
+import TestSupport
 import Testing
 
 @testable import TelemetryServer
@@ -51,6 +52,13 @@ struct IngestHarness: Sendable {
         configuration.journalMirror = false
         // Live: a real server on a port of its own, for streamed answers (follow) read as they come.
         if live { configuration.port = 0 }
+        // The run's backend (`TestBackend`), so a contract suite in process covers ClickHouse too.
+        if case .clickhouse(let url) = TestBackend.current {
+            configuration.backend = .clickhouse
+            configuration.clickhouse.urls = [url]
+            configuration.clickhouse.database = TestBackend.uniqueDatabase()
+            configuration.clickhouse.collectorID = 1
+        }
         adjust(&configuration)
         let logger = Logger(label: "ingest-tests")
         let components = try DaemonComponents(

@@ -1,7 +1,7 @@
 import InMemoryLogging
 import Logging
-import Synchronization
 import TelemetryModel
+import TestSupport
 import Testing
 
 @testable import TelemetryServer
@@ -9,16 +9,9 @@ import Testing
 /// A refusal storm must not flood the journal: one line per reason per window, with the
 /// number of refusals it stood for.
 @Suite struct IngestRefusalLogTests {
-    final class TestClock: WallClock {
-        let instant = Mutex(ContinuousClock.now)
-        func advance(_ d: Duration) { instant.withLock { $0 += d } }
-        func monotonicNow() -> ContinuousClock.Instant { instant.withLock { $0 } }
-        func nowMilliseconds() -> Int64 { 0 }
-    }
-
     @Test func oneLinePerReasonPerMinuteWithTheCount() {
         let memory = InMemoryLogHandler()
-        let clock = TestClock()
+        let clock = ManualClock()
         let log = IngestRefusalLog(logger: Logger(label: "t") { _ in memory }, clock: clock)
         for _ in 0..<500 { log.refused(reason: "storage_full", status: 507, message: "disk") }
         log.refused(reason: "rate_limited", status: 429, message: "token")

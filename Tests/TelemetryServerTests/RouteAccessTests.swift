@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import NIOCore
 import TelemetryStore
 import TestSupport
 import Testing
@@ -107,6 +108,7 @@ import Testing
                     // The canonical spelling reaches the route's check, and its declaration decides.
                     let canonical = try await daemon.send(client, route.method, path, as: credential)
                     Self.check(canonical)
+                    #expect(canonical.status < 500, "\(canonical)")
                     if AccessTestDaemon.allows(credential, route.access) {
                         #expect(canonical.granted.map(\.path) == [route.path], "\(canonical)")
                     } else {
@@ -119,6 +121,85 @@ import Testing
                 }
             }
             #expect(sent > 3000)
+        }
+    }
+
+    /// The spellings the audit used (a doubled, leading or trailing slash) do reach the route
+    /// for a caller it allows, so the refusals above are the access check's and not a 404.
+    @Test func slashSpellingsReachTheRouteForTheAdmin() async throws {
+        try await AccessTestDaemon.run { daemon, client in
+            let admin = try #require(daemon.credentials.first { $0.label == "admin" })
+            for route in daemon.table.all {
+                let path = AccessTestDaemon.concrete(route.path)
+                for spelling in ["/" + path, path + "/", path.replacingOccurrences(of: "/", with: "//")] {
+                    let o = try await daemon.send(client, route.method, spelling, as: admin)
+                    #expect(o.granted.map(\.path) == [route.path] && o.status < 500, "\(o)")
+                }
+            }
+        }
+    }
+
+    /// `X-APIKey` (what 1DS collectors send) is a credential on ingest routes only: elsewhere
+    /// it counts as no token at all, whatever the token may do, and an unknown key is 401.
+    @Test func anAPIKeyHeaderIsACredentialOnIngestRoutesOnly() async throws {
+        try await AccessTestDaemon.run { daemon, client in
+            var reachedIngest = 0
+            for route in daemon.table.all {
+                let path = AccessTestDaemon.concrete(route.path)
+                for credential in daemon.credentials where credential.secret != nil {
+                    let o = try await daemon.send(client, route.method, path, as: credential, presented: .apiKey)
+                    Self.check(o)
+                    let anonymous = AccessTestDaemon.Credential(label: "none")
+                    switch route.access.requiredScope {
+                    case .some(.ingest):
+                        let allowed = AccessTestDaemon.allows(credential, route.access)
+                        #expect(o.granted.isEmpty == !allowed, "\(o)")
+                        if !allowed { #expect(o.status == (credential.token == nil ? 401 : 403), "\(o)") }
+                        if allowed { reachedIngest += 1 }
+                    case .some:
+                        #expect(o.granted.isEmpty && o.status == 401, "X-APIKey is not a credential here: \(o)")
+                    case .none:
+                        #expect(AccessTestDaemon.allows(anonymous, route.access) && o.granted.map(\.path) == [route.path], "\(o)")
+                    }
+                }
+            }
+            #expect(reachedIngest >= 3 * 2, "the ingest routes were never reached with X-APIKey")
+        }
+    }
+
+    /// A revoked token is refused at once and after a restart (revocation is persisted); the
+    /// token listing never shows a secret, and `control.sqlite` holds none in plain text.
+    @Test func revokedTokensStayRefusedAndSecretsAreNotStoredInPlainText() async throws {
+        try await AccessTestDaemon.run { daemon, client in
+            let admin: HTTPFields = [.authorization: "Bearer \(daemon.secret("admin"))", .contentType: "application/json"]
+            let (status, created) = try await client.execute(
+                uri: "/v1/tokens", method: .post, headers: admin, body: ByteBuffer(string: #"{"name":"temp","scopes":["read"]}"#)
+            ) { (Int($0.status.code), try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any] ?? [:]) }
+            #expect(status == 201)
+            let secret = try #require(created["token"] as? String)
+            let id = try #require((created["info"] as? [String: Any])?["id"] as? String)
+            let secretPart = try #require(secret.split(separator: "_").last.map(String.init))
+            func events(_ bearer: String) async throws -> Int {
+                try await client.execute(uri: "/v1/events", method: .get, headers: [.authorization: "Bearer \(bearer)"]) {
+                    Int($0.status.code)
+                }
+            }
+            #expect(try await events(secret) == 200)
+            let listing = try await client.execute(uri: "/v1/tokens", method: .get, headers: admin) { String(buffer: $0.body) }
+            #expect(listing.contains(id) && !listing.contains(secretPart), "\(listing)")
+            #expect(try await client.execute(uri: "/v1/tokens/\(id)", method: .delete, headers: admin) { $0.status } == .noContent)
+            #expect(try await events(secret) == 401)
+            // What a restart reads: a fresh token store on the same control database.
+            let restarted = try TokenStore(pool: try ControlDatabase.open(directory: daemon.directory))
+            #expect(restarted.token(id: id)?.revoked == true)
+            #expect(restarted.authenticate(secret) == nil)
+            var searched = 0
+            for name in try FileManager.default.contentsOfDirectory(atPath: daemon.directory.path) where name.hasPrefix("control.sqlite") {
+                let bytes = try Data(contentsOf: daemon.directory.appendingPathComponent(name))
+                searched += 1
+                #expect(bytes.range(of: Data(secretPart.utf8)) == nil, "\(name) holds the token secret in plain text")
+            }
+            #expect(searched >= 1, "control.sqlite was not found in the data directory")
         }
     }
 

@@ -2,6 +2,7 @@ import Metrics
 import Synchronization
 import TelemetryModel
 import TelemetryStore
+import TestSupport
 import Testing
 
 @testable import TelemetryServer
@@ -9,14 +10,6 @@ import Testing
 /// The per-token records-per-second budget: a bucket of `rate × burstSeconds` records that
 /// refills with time, per token, so one busy relay cannot take every other's share.
 @Suite struct TokenRateLimiterTests {
-    /// A clock the test moves by hand (the limiter reads only its monotonic time).
-    final class TestClock: WallClock {
-        let instant = Mutex(ContinuousClock.now)
-        func advance(_ d: Duration) { instant.withLock { $0 = $0.advanced(by: d) } }
-        func monotonicNow() -> ContinuousClock.Instant { instant.withLock { $0 } }
-        func nowMilliseconds() -> Int64 { 1_800_000_000_000 }
-    }
-
     static func token(_ id: String, scopes: Set<Scope> = [.ingest]) -> Token {
         Token(id: id, name: "relay-\(id)", scopes: scopes, apps: [], createdAt: 0, revoked: false)
     }
@@ -34,7 +27,7 @@ import Testing
     }
 
     @Test func aTokenGetsItsBurstThenWaitsForTheRefill() {
-        let clock = TestClock()
+        let clock = ManualClock()
         let limiter = TokenRateLimiter(recordsPerSecond: { 10 }, burstSeconds: 2, clock: clock, metrics: NOOPMetricsHandler.instance)
         let a = Self.token("a")
         #expect(Self.refusal { try limiter.take(15, token: a) } == nil)
@@ -57,7 +50,7 @@ import Testing
     }
 
     @Test func aBatchLargerThanTheBurstPassesWhenTheBucketIsFull() {
-        let clock = TestClock()
+        let clock = ManualClock()
         let limiter = TokenRateLimiter(recordsPerSecond: { 10 }, burstSeconds: 2, clock: clock, metrics: NOOPMetricsHandler.instance)
         let a = Self.token("a")
         #expect(Self.refusal { try limiter.take(500, token: a) } == nil, "slowed, never refused forever")
@@ -71,7 +64,7 @@ import Testing
     }
 
     @Test func adminTokensAndAZeroRateAreNotLimitedAndAReloadedRateAppliesAtOnce() {
-        let clock = TestClock()
+        let clock = ManualClock()
         let rate = Mutex(0)
         let limiter = TokenRateLimiter(
             recordsPerSecond: { rate.withLock { $0 } }, burstSeconds: 1, clock: clock, metrics: NOOPMetricsHandler.instance)

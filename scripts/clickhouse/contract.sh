@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The API contract suites (Tests/contract-suites.txt) on the ClickHouse backend: starts one
 # private ClickHouse (scripts/clickhouse/server.sh), runs those suites with every test daemon
-# on `--store-backend clickhouse` (each in a database of its own, see
-# Tests/TestSupport/TestBackend.swift), and stops the server at the end, also on failure.
+# on `--store-backend clickhouse` and every in-process IngestHarness likewise (each in a
+# database of its own, see Tests/TestSupport/TestBackend.swift), and stops the server at the
+# end, also on failure.
 # Needs a build with tests (`swift build --build-tests`); extra arguments go to `swift test`.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -27,4 +28,4 @@ done
 suites=$(grep -v '^\s*\(#\|$\)' Tests/contract-suites.txt | paste -sd'|')
 echo "clickhouse contract: $(head -n 1 "$DIR/urls"), suites: ${suites//|/ }"
 MAMTELEMETRYD_TEST_BACKEND=clickhouse MAMTELEMETRYD_TEST_CLICKHOUSE_URL=$(head -n 1 "$DIR/urls") \
-  swift test --skip-build --no-parallel --filter "^IntegrationTests\.($suites)/" "$@"
+  swift test --skip-build --no-parallel --filter "^(IntegrationTests|TelemetryServerTests)\.($suites)/" "$@"

@@ -90,7 +90,8 @@ import Testing
     @Test func queryFiltersCursorsAndFormats() async throws {
         try await IngestHarness.run { (d: IngestHarness) async throws in
             for round in 0..<4 {
-                let (s, _, _) = try await d.exchange("/v1/telemetry", bytes: Array(Self.events("q\(round)", count: 30).joined(separator: "\n").utf8))
+                let body = Array(Self.events("q\(round)", count: 30).joined(separator: "\n").utf8)
+                let (s, _, _) = try await d.exchange("/v1/telemetry", bytes: body)
                 #expect(s == 200)
             }
             #expect(try await d.allEvents(extra: "&identity=JANE.DOE@contoso.COM").count == 120)

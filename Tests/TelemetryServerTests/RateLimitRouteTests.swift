@@ -11,7 +11,8 @@ import Testing
 @Suite struct RateLimitRouteTests {
     @Test func aTokenOverItsBudgetIsToldToRetryLater() async throws {
         let clock = ManualClock()
-        try await IngestHarness.run(clock: clock, adjust: { $0.perTokenRecordsPerSecond = 50 }) { h in
+        let fiftyPerSecond: @Sendable (inout ServerConfiguration) -> Void = { $0.perTokenRecordsPerSecond = 50 }
+        try await IngestHarness.run(clock: clock, adjust: fiftyPerSecond) { h in
             let relay = try await h.ingestToken(boundTo: [])
             let other = try await h.ingestToken(boundTo: [])
             func post(_ token: String, _ n: Int, tag: String) async throws -> IngestHarness.Answer {

@@ -1,41 +1,12 @@
 import Foundation
 import HTTPTypes
 import NIOCore
+import TestSupport
 import Testing
 
 /// The requests the in-process ingest and query suites send, spelled like the ones the
 /// process suites send to a `DaemonProcess` so a test reads the same in either.
 extension IngestHarness {
-    /// POSTs a log body to `/v1/logs` and returns the status and the JSON answer.
-    func ingestLogs(
-        _ body: String, query: String = "", contentType: String = "application/x-ndjson", headers: [(String, String)] = []
-    ) async throws -> (Int, [String: Any]) {
-        try await ingestLogs(bytes: Array(body.utf8), query: query, contentType: contentType, headers: headers)
-    }
-
-    func ingestLogs(
-        bytes: [UInt8], query: String, contentType: String, headers: [(String, String)] = []
-    ) async throws -> (Int, [String: Any]) {
-        let (status, answer, _) = try await send(
-            "/v1/logs" + query, method: .post, bytes: bytes, headers: [("Content-Type", contentType)] + headers)
-        return (status, answer)
-    }
-
-    /// POSTs a diagnostic upload (`POST /v1/diagnostics`).
-    func diagnose(_ upload: [String: Any]) async throws -> (Int, [String: Any]) {
-        let body = try JSONSerialization.data(withJSONObject: upload)
-        let (status, answer, _) = try await send(
-            "/v1/diagnostics", method: .post, bytes: [UInt8](body), headers: [("Content-Type", "application/json")])
-        return (status, answer)
-    }
-
-    /// Every log record matching `query` (a `/v1/logs` query string), oldest first.
-    func logRecords(_ query: String) async throws -> [[String: Any]] {
-        let page = try await get("/v1/logs?limit=10000&order=asc&\(query)")
-        #expect(page["nextCursor"] is NSNull, "more than one page for \(query)")
-        return page["logs"] as? [[String: Any]] ?? []
-    }
-
     /// Every event in `env` matching `extra` (`&name=value...`), oldest first, following cursors.
     func allEvents(env: String = "prod", extra: String = "") async throws -> [[String: Any]] {
         var out: [[String: Any]] = []
@@ -74,4 +45,13 @@ extension IngestHarness {
             (Int(r.status.code), Array(buffer: r.body), r.headers)
         }
     }
+}
+
+extension IngestHarness: TelemetryRequests {
+    func postBytes(_ path: String, _ bytes: [UInt8], headers: [(String, String)]) async throws -> (Int, [UInt8]) {
+        let (status, answer, _) = try await exchange(path, method: .post, bytes: bytes, headers: headers)
+        return (status, answer)
+    }
+
+    func getJSON(_ path: String) async throws -> [String: Any] { try await get(path) }
 }

@@ -178,6 +178,8 @@ log_tail() {
   local d=$1
   echo "--- $d/log/clickhouse-server.err.log (tail)" >&2
   tail -n 20 "$d/log/clickhouse-server.err.log" 2>/dev/null >&2 || true
+  echo "--- $d/log/clickhouse-server.log (tail)" >&2
+  tail -n 10 "$d/log/clickhouse-server.log" 2>/dev/null >&2 || true
   echo "--- $d/stdout.log (tail)" >&2
   tail -n 20 "$d/stdout.log" 2>/dev/null >&2 || true
 }
@@ -281,13 +283,14 @@ launch_dirs() {
       # reads would skip the relaunch below and still be reported as exited.
       local alive=1
       kill -0 "$pid" 2>/dev/null || alive=0
-      if [ "$alive" = 0 ] && [ "$relaunched" -lt 3 ] && [ ! -s "$d/log/clickhouse-server.err.log" ] &&
-        [ ! -s "$d/log/clickhouse-server.log" ] && [ ! -s "$d/stdout.log" ]; then
-        # 18.16 sometimes dies at once without a line of log or output (about once in a CI
-        # run here, right after another test's server was killed); started again it comes
-        # up. A server that logged why it stopped is not retried.
+      if [ "$alive" = 0 ] && [ "$relaunched" -lt 3 ]; then
+        # 18.16 sometimes dies during start-up with nothing in its error log (about once in
+        # a CI run here, often right after another server was killed); started again it
+        # comes up. A real fault (a bad config, a port taken) dies the same way every time,
+        # so after three starts the failure is reported with the logs.
         relaunched=$((relaunched + 1))
-        echo "clickhouse: $(basename "$d") (pid $pid) died during start-up without logging; starting it again ($relaunched)" >&2
+        echo "clickhouse: $(basename "$d") (pid $pid) died during start-up; starting it again ($relaunched of 3)" >&2
+        log_tail "$d"
         sleep 0.5
         launch_one "$d"
         pid=$(cat "$d/clickhouse.pid")

@@ -28,14 +28,16 @@ cd "$(dirname "$0")/.." || exit 1
 swift build --build-tests || exit 1
 
 failed=()
+# Each step says how long it took, so the wall time of the whole command can be read by part.
 step() {
-  local name=$1
+  local name=$1 start=$SECONDS
   shift
   echo "== $name"
   if ! "$@"; then
     echo "== $name FAILED"
     failed+=("$name")
   fi
+  echo "== $name: $((SECONDS - start)) s"
 }
 step "swift format lint" ./scripts/format.sh --lint
 step "shellcheck" ./scripts/shellcheck.sh
@@ -57,6 +59,7 @@ step "soak (5 min)" ./scripts/soak.sh --short
 # start daemons, journald and Prometheus, and on two cores parallel runs starve each other.
 step "swift test" swift test --skip-build --no-parallel
 
+echo "== test command: $SECONDS s in all"
 if ((${#failed[@]})); then
   echo "failed steps: ${failed[*]}"
   exit 1

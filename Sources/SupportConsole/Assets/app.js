@@ -87,9 +87,9 @@ function parseHash() {
   return { parts, query: new URLSearchParams(query) };
 }
 
-function homePage() {
+function homePage(view) {
   ctx.bundle.set(null);
-  main.replaceChildren(
+  view.replaceChildren(
     h('h1', { tabindex: '-1' }, 'Find a user\'s story'),
     h('section', { class: 'panel' },
       h('p', {}, 'Type the incident id the user reads out (like MAM-7K2Q-9XPF) in the search box above: case, dashes and 0/O or 1/I mix-ups do not matter.'),
@@ -109,23 +109,29 @@ async function route() {
   document.querySelectorAll('nav a').forEach((a) => {
     if (a.getAttribute('href') === `#/${parts[0]}`) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
   });
+  // Each navigation draws into a view of its own: a page still loading when the user moves
+  // on (a slow prod list, then PPE chosen) keeps drawing, but into a detached element, so it
+  // can never overwrite the page that replaced it.
+  const view = h('div', { class: 'view' });
+  main.replaceChildren(view);
+  const pageCtx = { ...ctx, main: view };
   try {
     let page;
     switch (parts[0]) {
-      case 'incident': page = await incidentPage(ctx, parts[1] ?? '', query); break;
-      case 'device': page = await subjectPage(ctx, 'device', parts[1] ?? '', query); break;
-      case 'user': page = await subjectPage(ctx, 'user', parts[1] ?? '', query); break;
-      case 'incidents': page = await incidentsPage(ctx, query); break;
-      case 'fleet': page = await fleetPage(ctx, query); break;
-      default: page = homePage();
+      case 'incident': page = await incidentPage(pageCtx, parts[1] ?? '', query); break;
+      case 'device': page = await subjectPage(pageCtx, 'device', parts[1] ?? '', query); break;
+      case 'user': page = await subjectPage(pageCtx, 'user', parts[1] ?? '', query); break;
+      case 'incidents': page = await incidentsPage(pageCtx, query); break;
+      case 'fleet': page = await fleetPage(pageCtx, query); break;
+      default: page = homePage(view);
     }
     if (mine !== generation) { page?.cleanup?.(); return; }
     current = page;
     document.title = `${page.title} · mamtelemetryd support console`;
-    main.querySelector('h1')?.focus({ preventScroll: true });
+    view.querySelector('h1')?.focus({ preventScroll: true });
   } catch (e) {
     if (mine !== generation || !ctx) return;
-    main.replaceChildren(h('h1', { tabindex: '-1' }, 'Something went wrong'), errorBox(e));
+    view.replaceChildren(h('h1', { tabindex: '-1' }, 'Something went wrong'), errorBox(e));
   }
 }
 

@@ -100,6 +100,8 @@ public struct RecordQuery: Sendable {
     /// it while reading: it cannot compute the daemon's keyed pseudonyms). A record passes
     /// when it names the user, or names no one and comes from one of `identityDevices`.
     public func matchesIdentity(_ k: RecordKeys) -> Bool {
+        // Most queries name no user: they pay nothing here, per record.
+        guard identity != nil || identityPseudonym != nil else { return true }
         let fromUsersDevice = k.identity.isEmpty && identityDevices?.contains(k.deviceId) == true
         if let identity, k.identity != identity, !fromUsersDevice { return false }
         if let identityPseudonym, !identityPseudonym.matches(k.identity), !fromUsersDevice { return false }

@@ -2,6 +2,16 @@
 import Foundation
 import PackageDescription
 
+/// The upcoming language features hummingbird builds with, on in the store targets: imports
+/// are internal unless marked `public import`, so the compiler refuses a public signature that
+/// names a GRDB type; members are visible only from modules a file imports; existentials are
+/// spelled `any`.
+let strictLanguage: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
 /// The target graph is ordered by dependency weight, so each library pulls only what it needs
 /// (ARCHITECTURE.md draws it): the wire model and compression need nothing but zlib; privacy
 /// (pseudonyms, redaction), archives and the Info.plist readers are small leaves; all systemd
@@ -60,10 +70,23 @@ let package = Package(
         // MARK: Libraries
         .target(name: "TelemetryModel"),
         .target(name: "Compression", dependencies: ["CZlib"]),
+        // What every store under the data directory shares, whatever the backend.
+        .target(name: "StoreCore", swiftSettings: strictLanguage),
+        // `control.sqlite`: tokens, the app registry, the drop ledger. GRDB stays internal.
+        .target(
+            name: "ControlState",
+            dependencies: [
+                "StoreCore", "TelemetryModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictLanguage),
         .target(
             name: "TelemetryStore",
             dependencies: [
-                "TelemetryModel", "Compression",
+                "StoreCore", "TelemetryModel", "Compression",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -112,8 +135,8 @@ let package = Package(
         .target(
             name: "TelemetryServer",
             dependencies: [
-                "TelemetryModel", "Compression", "TelemetryStore", "ClickHouseStore", "Systemd", "Privacy", "Bundles",
-                "SupportConsole", "OTLP", "CMalloc",
+                "TelemetryModel", "Compression", "StoreCore", "ControlState", "TelemetryStore", "ClickHouseStore", "Systemd",
+                "Privacy", "Bundles", "SupportConsole", "OTLP", "CMalloc",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -178,9 +201,12 @@ let package = Package(
             name: "OTLPTests",
             dependencies: ["OTLP", "TelemetryModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         .testTarget(
+            name: "ControlStateTests", dependencies: ["ControlState", "StoreCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(
             name: "TelemetryStoreTests",
             dependencies: [
-                "TelemetryStore", "Compression", "TestSupport", .product(name: "Metrics", package: "swift-metrics"),
+                "TelemetryStore", "StoreCore", "ControlState", "Compression", "TestSupport",
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
         .testTarget(
@@ -205,7 +231,7 @@ let package = Package(
         .testTarget(
             name: "TelemetryServerTests",
             dependencies: [
-                "TelemetryServer", "Compression", "OTLP", "TestSupport", "Systemd", "Privacy", "Bundles",
+                "TelemetryServer", "ControlState", "Compression", "OTLP", "TestSupport", "Systemd", "Privacy", "Bundles",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

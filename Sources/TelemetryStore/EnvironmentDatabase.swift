@@ -1,6 +1,7 @@
 import Compression
 import Foundation
 import GRDB
+import StoreCore
 import TelemetryModel
 
 /// One environment's SQLite file (WAL mode, `synchronous=FULL`: a commit is on stable

@@ -1,3 +1,4 @@
+import ControlState
 import TelemetryStore
 
 /// What a caller needs to reach a route, declared where the route is registered (see

@@ -1,3 +1,4 @@
+import ControlState
 import TelemetryModel
 import TelemetryStore
 

@@ -1,3 +1,4 @@
+import ControlState
 import Logging
 import Systemd
 import TelemetryModel

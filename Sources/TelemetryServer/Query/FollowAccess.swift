@@ -1,3 +1,4 @@
+import ControlState
 import TelemetryStore
 
 /// What a `follow=true` stream was allowed when it opened, checked again whenever it wakes:

@@ -1,5 +1,6 @@
 import Archive
 import Bundles
+import ControlState
 import Foundation
 import HTTPTypes
 import Hummingbird

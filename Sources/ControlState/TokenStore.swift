@@ -1,46 +1,7 @@
 import Crypto
 import Foundation
-import GRDB
+internal import GRDB
 import Synchronization
-
-/// What a bearer token may do. `admin` implies every other scope.
-public enum Scope: String, Sendable, Hashable, CaseIterable, Codable {
-    case ingest, read, bundle, pii, admin
-}
-
-/// A token as the daemon knows it: never the secret, only its SHA-256.
-public struct Token: Sendable, Hashable, Codable {
-    public var id: String
-    public var name: String
-    public var scopes: Set<Scope>
-    /// The app ids the token is bound to (empty: every app): an ingest token posts only
-    /// for them, a read token reads only their records. `admin` is never bound.
-    public var apps: [String]
-    public var createdAt: Int64
-    public var revoked: Bool
-
-    public init(id: String, name: String, scopes: Set<Scope>, apps: [String], createdAt: Int64, revoked: Bool) {
-        self.id = id
-        self.name = name
-        self.scopes = scopes
-        self.apps = apps
-        self.createdAt = createdAt
-        self.revoked = revoked
-    }
-
-    public func allows(_ scope: Scope) -> Bool { !revoked && (scopes.contains(scope) || scopes.contains(.admin)) }
-
-    /// The apps whose data the token may read; nil when it may read every app.
-    public var readableApps: Set<String>? {
-        apps.isEmpty || scopes.contains(.admin) ? nil : Set(apps)
-    }
-
-    /// App ids compare byte for byte: no case folding or Unicode equivalence, so a bound
-    /// token can only ever store records under exactly the ids it was given.
-    public func mayPost(forApp appId: String) -> Bool {
-        apps.isEmpty || scopes.contains(.admin) || apps.contains { $0.utf8.elementsEqual(appId.utf8) }
-    }
-}
 
 /// Issues, checks and revokes bearer tokens, persisted in `control.sqlite`. A token reads
 /// `mamt_<id>_<secret>`: the id finds the row, the secret is compared by its hash in
@@ -55,8 +16,8 @@ public final class TokenStore: Sendable {
     private let watchers = Mutex<[Int: AsyncStream<Void>.Continuation]>([:])
     private let nextWatcher = Atomic<Int>(0)
 
-    public init(pool: DatabasePool) throws {
-        self.pool = pool
+    public init(control: ControlDatabase) throws {
+        self.pool = control.pool
         try reload()
     }
 
@@ -158,44 +119,5 @@ public final class TokenStore: Sendable {
     static func randomHex(_ bytes: Int) -> String {
         var g = SystemRandomNumberGenerator()
         return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &g)) }.joined()
-    }
-}
-
-/// Why a token's app list was refused at creation: each id must be one the daemon can
-/// enforce exactly as given.
-public enum TokenAppsError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The id at `index` is empty or only white space.
-    case empty(index: Int)
-    /// The id at `index` holds a comma (app ids are bundle ids, `com.contoso.mail`; a list
-    /// is a JSON array, not a comma-joined string).
-    case comma(index: Int, id: String)
-    /// The id at `index` has white space or control characters at its ends or inside.
-    case whitespace(index: Int, id: String)
-    /// `admin` reaches every app: a binding would be silently ignored.
-    case adminBound
-
-    public var description: String {
-        switch self {
-        case .empty(let i): "apps[\(i)] is empty; an app id is the app's bundle id, e.g. com.contoso.mail"
-        case .comma(let i, let id):
-            "apps[\(i)] '\(id)' holds a comma; give each app id as its own element: \"apps\": [\"com.contoso.a\", \"com.contoso.b\"]"
-        case .whitespace(let i, let id): "apps[\(i)] '\(id)' holds white space or control characters; app ids are bundle ids"
-        case .adminBound: "an admin token reaches every app; create it without apps, or bind a token without admin"
-        }
-    }
-
-    /// The list to store: checked, repeated ids once, in the order given.
-    static func check(_ apps: [String], scopes: Set<Scope>) throws(TokenAppsError) -> [String] {
-        if !apps.isEmpty, scopes.contains(.admin) { throw .adminBound }
-        var kept: [String] = []
-        for (i, app) in apps.enumerated() {
-            if app.allSatisfy(\.isWhitespace) { throw .empty(index: i) }
-            if app.contains(",") { throw .comma(index: i, id: app) }
-            if app.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) {
-                throw .whitespace(index: i, id: app)
-            }
-            if !kept.contains(app) { kept.append(app) }
-        }
-        return kept
     }
 }

@@ -2,22 +2,22 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import TelemetryStore
+@testable import ControlState
 
 /// A token's app list is stored as a list and comes back exactly as created, after a reload
 /// (what SIGHUP does) and after a restart. The comma-joined column it replaces turned
 /// `"apps": [""]` into an unbound token after a reload and `["a,b"]` into two apps; ids the
 /// daemon could not enforce exactly are now refused when the token is created.
 @Suite struct TokenAppsTests {
-    static func control() throws -> (URL, DatabasePool) {
+    static func control() throws -> (URL, ControlDatabase) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tokens-\(UUID().uuidString)")
         return (dir, try ControlDatabase.open(directory: dir))
     }
 
     @Test func aListComesBackExactlyAfterAReloadAndARestart() async throws {
-        let (dir, pool) = try Self.control()
+        let (dir, control) = try Self.control()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let store = try TokenStore(pool: pool)
+        let store = try TokenStore(control: control)
         let lists: [[String]] = [
             ["com.contoso.a"], ["com.contoso.b", "com.contoso.a"], ["com.contoso.a", "com.contoso.a", "com.contoso.c"], [],
             ["com.contoso.ü", "x"],
@@ -32,7 +32,7 @@ import Testing
         }
         try store.reload()
         for (id, apps) in ids { #expect(store.token(id: id)?.apps == apps) }
-        let restarted = try TokenStore(pool: try ControlDatabase.open(directory: dir))
+        let restarted = try TokenStore(control: try ControlDatabase.open(directory: dir))
         for (id, apps) in ids {
             #expect(restarted.token(id: id)?.apps == apps)
             #expect(restarted.token(id: id)?.readableApps == (apps.isEmpty ? nil : Set(apps)))
@@ -40,9 +40,9 @@ import Testing
     }
 
     @Test func idsThatCannotBeEnforcedExactlyAreRefused() async throws {
-        let (dir, pool) = try Self.control()
+        let (dir, control) = try Self.control()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let store = try TokenStore(pool: pool)
+        let store = try TokenStore(control: control)
         let refused: [([String], Set<Scope>, TokenAppsError)] = [
             ([""], [.read], .empty(index: 0)),
             (["com.a", "  "], [.ingest], .empty(index: 1)),
@@ -80,7 +80,7 @@ import Testing
             }
         }
         try old.close()
-        let store = try TokenStore(pool: try ControlDatabase.open(directory: dir))
+        let store = try TokenStore(control: try ControlDatabase.open(directory: dir))
         #expect(store.token(id: "aaaa0001")?.apps == ["com.a", "com.b"])
         #expect(store.token(id: "aaaa0002")?.apps == [])
         #expect(store.token(id: "aaaa0003")?.apps == ["com.c"])

@@ -1,15 +1,27 @@
-import Foundation
-import GRDB
+public import Foundation
+internal import GRDB
+import StoreCore
 
 /// `control.sqlite`: the daemon's own small, durable state (app registry, tokens, drop
 /// counts), kept apart from the record stores so it is never subject to their retention.
-/// One pool, shared by `AppRegistry`, `TokenStore` and `DropLedger`.
-public enum ControlDatabase {
-    public static func open(directory: URL) throws -> DatabasePool {
+/// One handle, shared by `AppRegistry`, `TokenStore` and `DropLedger`; the connection pool
+/// inside it stays internal, so no caller (and no other backend) links the SQLite library
+/// through this module's API.
+public final class ControlDatabase: Sendable {
+    let pool: DatabasePool
+
+    private init(pool: DatabasePool) { self.pool = pool }
+
+    /// The file under a data directory, for tools and tests that must read or change it the
+    /// way another process would.
+    public static func file(in directory: URL) -> URL { directory.appendingPathComponent("control.sqlite") }
+
+    /// Opens (creating and migrating as needed) `control.sqlite` under `directory`.
+    public static func open(directory: URL) throws -> ControlDatabase {
         try PrivateFiles.directory(directory, narrowing: false)
         var config = Configuration()
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        let path = directory.appendingPathComponent("control.sqlite").path
+        let path = file(in: directory).path
         try PrivateFiles.database(path)
         let pool = try DatabasePool(path: path, configuration: config)
         var migrator = DatabaseMigrator()
@@ -82,6 +94,6 @@ public enum ControlDatabase {
             }
         }
         try migrator.migrate(pool)
-        return pool
+        return ControlDatabase(pool: pool)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
-import GRDB
+internal import GRDB
 import Synchronization
-import TelemetryModel
+public import TelemetryModel
 
 /// Per-app flags registered with the daemon (from `mamtelemetryctl apps import Info.plist`
 /// or the config file). Ingest consults it for every record, so lookups read an in-memory
@@ -20,7 +20,8 @@ public final class AppRegistry: Sendable {
     /// Entries from the config file: merged with stored ones, reloaded on SIGHUP.
     private let configured = Mutex<[String: AppFlags]>([:])
 
-    public init(pool: DatabasePool) throws {
+    public init(control: ControlDatabase) throws {
+        let pool = control.pool
         self.pool = pool
         let entries = try pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM app").map { row in

@@ -1,9 +1,9 @@
 import Foundation
-import GRDB
-import Logging
-import ServiceLifecycle
+internal import GRDB
+public import Logging
+public import ServiceLifecycle
 import Synchronization
-import TelemetryModel
+public import TelemetryModel
 
 /// Whether a record was dropped by policy (opted out, duplicate) or rejected as invalid.
 public enum DropOutcome: String, Sendable, Hashable, CaseIterable {
@@ -60,9 +60,10 @@ public final class DropLedger: Service, Sendable {
     private let pending = Mutex(Pending())
 
     public init(
-        pool: DatabasePool, flushInterval: Duration = .seconds(5), maxAppsPerHour: Int = 1000, keepDays: Int64 = 400,
+        control: ControlDatabase, flushInterval: Duration = .seconds(5), maxAppsPerHour: Int = 1000, keepDays: Int64 = 400,
         logger: Logger, clock: any WallClock
     ) throws {
+        let pool = control.pool
         self.pool = pool
         self.flushInterval = flushInterval
         self.maxAppsPerHour = maxAppsPerHour

@@ -15,8 +15,10 @@ let strictLanguage: [SwiftSetting] = [
 /// The target graph is ordered by dependency weight, so each library pulls only what it needs
 /// (ARCHITECTURE.md draws it): the wire model and compression need nothing but zlib; privacy
 /// (pseudonyms, redaction), archives and the Info.plist readers are small leaves; all systemd
-/// code (journal, sd_notify, watchdog, socket activation) is one target; only the store links
-/// GRDB and only the server links Hummingbird. The CLI and the load generator link neither.
+/// code (journal, sd_notify, watchdog, socket activation) is one target; callers program
+/// against the backend-neutral StoreCore, only the SQLite engine (TelemetryStore) and the
+/// control state link GRDB, and only the server links Hummingbird. The CLI and the load
+/// generator link neither.
 let package = Package(
     name: "mamtelemetryd",
     platforms: [.macOS(.v15)],
@@ -30,6 +32,7 @@ let package = Package(
         // builds nothing more for the daemon, the CLI or the tests.
         .library(name: "TelemetryModel", targets: ["TelemetryModel"]),
         .library(name: "Compression", targets: ["Compression"]),
+        .library(name: "StoreCore", targets: ["StoreCore"]),
         .library(name: "TelemetryStore", targets: ["TelemetryStore"]),
         .library(name: "Privacy", targets: ["Privacy"]),
         .library(name: "Bundles", targets: ["Bundles"]),
@@ -70,8 +73,18 @@ let package = Package(
         // MARK: Libraries
         .target(name: "TelemetryModel"),
         .target(name: "Compression", dependencies: ["CZlib"]),
-        // What every store under the data directory shares, whatever the backend.
-        .target(name: "StoreCore", swiftSettings: strictLanguage),
+        // What every backend shares and every caller programs against: the `RecordStore`,
+        // `CommitQueue`, `RetentionStore` and `Spool` protocols, queries, requests, stored
+        // records, incidents, retention and the disk guard. No GRDB, no SQLite.
+        .target(
+            name: "StoreCore",
+            dependencies: [
+                "TelemetryModel",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictLanguage),
         // `control.sqlite`: tokens, the app registry, the drop ledger. GRDB stays internal.
         .target(
             name: "ControlState",
@@ -98,7 +111,7 @@ let package = Package(
         .target(
             name: "ClickHouseStore",
             dependencies: [
-                "TelemetryModel", "TelemetryStore", "Compression",
+                "TelemetryModel", "StoreCore", "Compression",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -114,10 +127,11 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-        .target(name: "Privacy", dependencies: ["TelemetryModel", .product(name: "Crypto", package: "swift-crypto")]),
+        // `RecordVisibility` conforms to the store's `RecordPresenter` here, beside the rule itself.
+        .target(name: "Privacy", dependencies: ["TelemetryModel", "StoreCore", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "Archive", dependencies: ["CArchive", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "InfoPlist", dependencies: ["TelemetryModel"]),
-        .target(name: "Bundles", dependencies: ["TelemetryModel", "TelemetryStore", "Privacy", "Archive"]),
+        .target(name: "Bundles", dependencies: ["TelemetryModel", "StoreCore", "Privacy", "Archive"]),
         // OTLP/HTTP logs: protobuf or JSON bytes in, native records out. The generated code is
         // committed (Generated/README.md says how it was made); only the runtime is a dependency.
         .target(

@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import Privacy
 import ServiceLifecycle
+import StoreCore
 import Systemd
 import TelemetryModel
 import TelemetryStore

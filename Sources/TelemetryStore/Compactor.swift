@@ -1,6 +1,7 @@
 import Logging
 import Metrics
 import ServiceLifecycle
+import StoreCore
 import Synchronization
 import TelemetryModel
 

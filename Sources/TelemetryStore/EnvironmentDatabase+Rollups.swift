@@ -2,6 +2,7 @@ import Compression
 import Foundation
 import GRDB
 import GRDBSQLite
+import StoreCore
 import TelemetryModel
 
 extension EnvironmentDatabase {

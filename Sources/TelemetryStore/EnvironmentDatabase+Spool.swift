@@ -1,6 +1,7 @@
 import Compression
 import Foundation
 import GRDB
+import StoreCore
 import TelemetryModel
 
 extension EnvironmentDatabase {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Metrics
+import StoreCore
 import Synchronization
 import TelemetryModel
 

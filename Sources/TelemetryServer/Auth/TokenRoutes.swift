@@ -2,7 +2,6 @@ import ControlState
 import Foundation
 import Hummingbird
 import TelemetryModel
-import TelemetryStore
 
 /// `POST /v1/tokens`, `GET /v1/tokens`, `DELETE /v1/tokens/{id}` (admin scope), behind
 /// `mamtelemetryctl tokens create|list|revoke`. The secret is in the create answer only.

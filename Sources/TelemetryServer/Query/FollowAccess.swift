@@ -1,5 +1,4 @@
 import ControlState
-import TelemetryStore
 
 /// What a `follow=true` stream was allowed when it opened, checked again whenever it wakes:
 /// the token must still exist, not be revoked and still hold the scope the route needs, and

@@ -4,8 +4,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Privacy
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// `GET /v1/events`, `GET /v1/logs` (with `follow=true`), `GET /v1/incidents/{id}`.
 struct QueryRoutes: Sendable {

@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// The embedded store seen as the spool of a remote backend: committed batches in commit
 /// order, removed only once the remote end acknowledged them. Ingest keeps its group commit
@@ -51,6 +51,20 @@ public struct SpoolBatch: Sendable {
     public var keys: [RecordKeys]
     /// Each record's JSON exactly as received, in the order of `keys`.
     public var records: [ArraySlice<UInt8>]
+
+    public init(
+        env: TelemetryEnvironment, batchID: Int64, kind: RecordKind, firstSeq: Int64, receivedAt: Int64, storedBytes: Int64,
+        keys: [RecordKeys], records: [ArraySlice<UInt8>]
+    ) {
+        self.env = env
+        self.batchID = batchID
+        self.kind = kind
+        self.firstSeq = firstSeq
+        self.receivedAt = receivedAt
+        self.storedBytes = storedBytes
+        self.keys = keys
+        self.records = records
+    }
 }
 
 /// How much of one environment waits in the spool.

@@ -134,7 +134,7 @@ public struct LatencySketch: Sendable, Hashable {
 extension LatencySketch {
     /// The stored form: bucket count, then per bucket in key order the key's delta from the
     /// previous key and its count, as varints.
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var w = ByteWriter()
         w.varint(UInt64(keys.count))
         var previous: UInt32 = 0
@@ -146,7 +146,7 @@ extension LatencySketch {
         return w.bytes
     }
 
-    init(decoding bytes: [UInt8]) throws {
+    package init(decoding bytes: [UInt8]) throws {
         var r = ByteReader(bytes)
         let buckets = try r.varint()
         guard buckets <= UInt64(bytes.count) else { throw StoreError.corruptBlock("latency sketch bucket count out of range") }

@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// One matching record as a scan hands it to its visitor: the server-assigned id and receive
 /// time, its keys, and its JSON as the query's presenter shows it. The bytes are borrowed

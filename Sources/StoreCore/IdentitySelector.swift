@@ -20,11 +20,4 @@ public enum IdentitySelector: Sendable {
         case .pseudonym(let filter): filter.matches(identity)
         }
     }
-
-    /// The Bloom term every batch holding the user's records contains; nil for a pseudonym,
-    /// which names no stored value.
-    var bloomTerm: BloomTerm? {
-        if case .identity(let value) = self { return .identity(value) }
-        return nil
-    }
 }

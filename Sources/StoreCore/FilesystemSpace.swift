@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Free and total bytes of the filesystem holding a directory.
 public struct FilesystemUsage: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// A user-initiated diagnostic upload: what the user shared and when, under the
 /// short id they quote to support.

@@ -1,9 +1,9 @@
 import Foundation
-import Logging
-import Metrics
-import ServiceLifecycle
+public import Logging
+public import Metrics
+public import ServiceLifecycle
 import Synchronization
-import TelemetryModel
+public import TelemetryModel
 
 /// Applies the retention policy (age and size cap per environment): every
 /// `passIntervalSeconds`, whenever an environment's database has grown by

@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// The storage contract every backend implements: the embedded SQLite store today, a
 /// scale-out engine (ClickHouse) later. Every method that writes returns only once the data is

@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// Writes records as the query API and bundles show them: the client's JSON with the
 /// server's fields put in front — `id`, `receivedAt`, `env`, and for enrollment results the

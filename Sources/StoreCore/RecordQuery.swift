@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// A filtered, paginated read of one kind of record in one environment. Equality
 /// filters are exact except `identity`, which is compared lower-cased, and
@@ -73,23 +73,6 @@ public struct RecordQuery: Sendable {
         self.presenter = presenter
     }
 
-    /// The Bloom terms a batch must (probably) contain to hold a match.
-    var requiredTerms: [BloomTerm] {
-        var t: [BloomTerm] = []
-        if let app {
-            t.append(.app(app))
-        } else if let apps, apps.count == 1, let only = apps.first {
-            t.append(.app(only))
-        }
-        if let device { t.append(.device(device)) }
-        if let session { t.append(.session(session)) }
-        if let identity, identityDevices == nil { t.append(.identity(identity)) }
-        if let name { t.append(.name(name)) }
-        if let statusCode { t.append(.statusCode(statusCode)) }
-        if let incident { t.append(.incident(incident)) }
-        return t
-    }
-
     /// The user this query tells the story of (`identity`, else `identityPseudonym`).
     public var identitySelector: IdentitySelector? {
         if let identity { return .identity(identity) }
@@ -108,13 +91,7 @@ public struct RecordQuery: Sendable {
         return true
     }
 
-    /// Terms of which a batch must (probably) contain one: the identity or one of its devices.
-    var anyOfTerms: [BloomTerm]? {
-        guard let identity, let identityDevices else { return nil }
-        return [.identity(identity)] + identityDevices.map { .device($0) }
-    }
-
-    func matches(_ k: RecordKeys) -> Bool {
+    package func matches(_ k: RecordKeys) -> Bool {
         if let since, k.time < since { return false }
         if let until, k.time > until { return false }
         if let app, k.appId != app { return false }
@@ -168,6 +145,13 @@ public struct AppendOutcome: Sendable, Hashable {
     public var ids: [Int64]
     /// Positions (in the appended array) of the records dropped as duplicates.
     public var duplicateIndices: [Int] = []
+
+    public init(stored: Int, duplicates: Int, ids: [Int64], duplicateIndices: [Int] = []) {
+        self.stored = stored
+        self.duplicates = duplicates
+        self.ids = ids
+        self.duplicateIndices = duplicateIndices
+    }
 }
 
 /// Told to followers after each commit so `follow=true` streams wake up.

@@ -1,6 +1,5 @@
-import Privacy
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// The store applies a caller's visibility to the records a query returns and matches
 /// `contains` against that form, so a text filter cannot find what the caller is not shown.

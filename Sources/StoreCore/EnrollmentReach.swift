@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// How many distinct devices and users the enrollment calls of a window reached, per app and
 /// status code, and per app among the failed calls: "200 AccountNotLicensed hit 40 users on 52

@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// The deletions retention asks of a backend, per environment. ``RetentionService`` decides
 /// what goes and when (age and size limits, the disk's keep-free floor); a backend only

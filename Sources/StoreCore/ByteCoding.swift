@@ -1,8 +1,10 @@
 /// Minimal little-endian / varint byte writer and reader for the store's own block formats.
-struct ByteWriter {
-    var bytes: [UInt8] = []
+package struct ByteWriter {
+    package var bytes: [UInt8] = []
 
-    mutating func varint(_ v: UInt64) {
+    package init() {}
+
+    package mutating func varint(_ v: UInt64) {
         var v = v
         while v >= 0x80 {
             bytes.append(UInt8(v & 0x7F) | 0x80)
@@ -11,11 +13,11 @@ struct ByteWriter {
         bytes.append(UInt8(v))
     }
 
-    mutating func int64(_ v: Int64) {
+    package mutating func int64(_ v: Int64) {
         withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func string(_ s: String) {
+    package mutating func string(_ s: String) {
         var s = s
         s.withUTF8 { utf8 in
             varint(UInt64(utf8.count))
@@ -24,15 +26,15 @@ struct ByteWriter {
     }
 }
 
-struct ByteReader {
-    let bytes: [UInt8]
-    var offset = 0
+package struct ByteReader {
+    package let bytes: [UInt8]
+    package var offset = 0
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    package init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    var atEnd: Bool { offset >= bytes.count }
+    package var atEnd: Bool { offset >= bytes.count }
 
-    mutating func varint() throws -> UInt64 {
+    package mutating func varint() throws -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -45,7 +47,7 @@ struct ByteReader {
         }
     }
 
-    mutating func int64() throws -> Int64 {
+    package mutating func int64() throws -> Int64 {
         guard offset + 8 <= bytes.count else { throw StoreError.corruptBlock("int64 past end") }
         var v: UInt64 = 0
         for i in 0..<8 { v |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
@@ -53,13 +55,13 @@ struct ByteReader {
         return Int64(bitPattern: v)
     }
 
-    mutating func byte() throws -> UInt8 {
+    package mutating func byte() throws -> UInt8 {
         guard offset < bytes.count else { throw StoreError.corruptBlock("byte past end") }
         defer { offset += 1 }
         return bytes[offset]
     }
 
-    mutating func string() throws -> String {
+    package mutating func string() throws -> String {
         let length = try varint()
         guard length <= UInt64(bytes.count - offset) else { throw StoreError.corruptBlock("string past end") }
         let n = Int(length)
@@ -72,10 +74,10 @@ struct ByteReader {
 /// met: 0 is "the next entry not met before" (most codes of a run of new values, which zlib
 /// squeezes to almost nothing) and n > 0 is entry n − 1. Column dictionaries and GUID maps
 /// both read it.
-enum NextOrIndexCode {
+package enum NextOrIndexCode {
     /// The entry `code` names; `next` is the next new entry's index, advanced when used.
     @inline(__always)
-    static func entry(_ code: UInt64, next: inout Int) -> Int {
+    package static func entry(_ code: UInt64, next: inout Int) -> Int {
         guard code > 0 else {
             defer { next += 1 }
             return next

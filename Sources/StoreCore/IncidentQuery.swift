@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// A page of incidents, newest first (by the time the upload arrived, then id): which
 /// diagnostic uploads came in, for an app or a device, over a window.

@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// Which events are rolled up, and into what time buckets. Only the names the stats read get
 /// rollups: other names may carry any `detail`, and rows for them would grow without bound.

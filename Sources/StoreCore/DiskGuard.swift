@@ -1,7 +1,7 @@
-import Foundation
-import Logging
-import Metrics
-import ServiceLifecycle
+public import Foundation
+public import Logging
+public import Metrics
+public import ServiceLifecycle
 import Synchronization
 import TelemetryModel
 

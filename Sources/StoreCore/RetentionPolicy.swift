@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// How long and how much each environment keeps. Verbose log records may carry PII, so they
 /// get the shortest age by default: past it their content is scrubbed in place (tombstones

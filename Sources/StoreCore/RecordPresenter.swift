@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// The form in which the asking caller is shown records (for example with personal data
 /// pseudonymized and credentials masked). A query that carries one gets its records back in

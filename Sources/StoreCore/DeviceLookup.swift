@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// One device the store holds records of: its id as sent, the apps it sent for and when its
 /// records were first and last received (to the hour).

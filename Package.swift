@@ -105,7 +105,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]),
+            ],
+            swiftSettings: strictLanguage),
         // The scale-out backend: an HTTP client for ClickHouse, the one SQL binder, the schema and
         // the forwarder that ships the embedded store's committed batches (the spool).
         .target(

@@ -1,6 +1,6 @@
 import Logging
 import Metrics
-import ServiceLifecycle
+public import ServiceLifecycle
 import StoreCore
 import Synchronization
 import TelemetryModel

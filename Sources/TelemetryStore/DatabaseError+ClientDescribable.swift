@@ -1,5 +1,7 @@
-import GRDB
-import StoreCore
+// The one public import of GRDB: a conformance of GRDB's own error type is public by nature.
+// No type or signature of this module names GRDB.
+public import GRDB
+public import StoreCore
 
 /// SQLite's failures, in words a client may read: the result code only, never the
 /// statement GRDB's own description quotes. `StoreFailure` finds this conformance at run

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TelemetryModel
 
 /// Told before a long one-time maintenance step while the store opens (what, and the bytes
 /// it rewrites), so the daemon can ask systemd for more start-up time and say why.

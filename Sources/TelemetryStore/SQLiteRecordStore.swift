@@ -1,9 +1,9 @@
-import Foundation
-import Logging
-import Metrics
-import StoreCore
+public import Foundation
+public import Logging
+public import Metrics
+public import StoreCore
 import Synchronization
-import TelemetryModel
+public import TelemetryModel
 
 /// The embedded default store: one SQLite database per environment under the data
 /// directory (`prod/records.sqlite`, `ppe/records.sqlite`), zlib-compressed batches, and a

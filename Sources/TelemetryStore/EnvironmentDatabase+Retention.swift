@@ -38,7 +38,7 @@ extension EnvironmentDatabase {
             return result
         }
         if returnFreeSpace, result.batches > 0 || result.verboseScrubbed > 0 {
-            result.bytesReturned = try await returnFreePages()
+            result.bytesReturned = try await space.returnFreePages()
         }
         return result
     }
@@ -55,7 +55,7 @@ extension EnvironmentDatabase {
     /// gone (at least one batch when any exists), then gives the pages back.
     func deleteOldest(_ retentionClass: RetentionClass, atLeast bytes: Int64) async throws -> RetentionResult {
         var result = try await pool.write { db in try Self.deleteOldest(retentionClass, atLeast: bytes, db: db) }
-        if result.batches > 0 { result.bytesReturned = try await returnFreePages() }
+        if result.batches > 0 { result.bytesReturned = try await space.returnFreePages() }
         return result
     }
 
@@ -65,14 +65,14 @@ extension EnvironmentDatabase {
     /// what commits while a pass runs.
     private static func deleteForSizeCap(_ maxBytes: Int64, db: Database) throws -> RetentionResult {
         var result = RetentionResult()
-        var used = try usedBytes(db)
+        var used = try DatabaseSpace.usedBytes(db)
         let target = maxBytes - Int64(Double(maxBytes) * RetentionPolicy.growthStep)
         for retentionClass in RetentionClass.allCases {
             while used > target {
                 let removed = try deleteOldest(retentionClass, atLeast: used - target, db: db)
                 if removed.batches == 0 { break }
                 result += removed
-                used = try usedBytes(db)
+                used = try DatabaseSpace.usedBytes(db)
             }
         }
         return result

@@ -19,6 +19,10 @@ final class EnvironmentDatabase: Sendable {
     let reads = ReadCounter()
     /// Device index rows this process wrote, so each (app, device) is written once an hour.
     let deviceIndexCache = DeviceIndexCache()
+    /// The files' size and giving deleted pages back.
+    let space: DatabaseSpace
+    /// The committed batches a ClickHouse forwarder ships from this database.
+    let spool: EnvironmentSpool
 
     init(
         env: TelemetryEnvironment, directory: URL, configuration: StoreConfiguration,
@@ -42,7 +46,9 @@ final class EnvironmentDatabase: Sendable {
         let path = directory.appendingPathComponent("records.sqlite").path
         try PrivateFiles.database(path)
         pool = try DatabasePool(path: path, configuration: config)
-        try enableIncrementalVacuum(notice: maintenance)
+        space = DatabaseSpace(env: env, directory: directory, pool: pool)
+        spool = EnvironmentSpool(env: env, pool: pool, space: space)
+        try space.enableIncrementalVacuum(notice: maintenance)
         try StoreSchema.migrator.migrate(pool)
     }
 
@@ -101,16 +107,5 @@ final class EnvironmentDatabase: Sendable {
         try await pool.read { db in
             (try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'nextSeq'") ?? 1) - 1
         }
-    }
-
-    /// Bytes of this environment's files (database, WAL, shared memory).
-    func sizeOnDisk() -> Int64 {
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        var total: Int64 = 0
-        for f in files {
-            let attrs = try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(f).path)
-            total += (attrs?[.size] as? NSNumber)?.int64Value ?? 0
-        }
-        return total
     }
 }

@@ -10,8 +10,12 @@ public import TelemetryModel
 /// group committer in front. Run `committer` in the service group; appends wait for it.
 /// The application builder is the one place that chooses this backend; everything else
 /// sees ``RecordStore``, ``RetentionStore`` and ``CommitQueue``.
-public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
+public final class SQLiteRecordStore: RecordStore, RetentionStore {
     let databases: PerEnvironment<EnvironmentDatabase>
+    /// Each environment's space and spool, held directly rather than reached through its
+    /// database: the retention and spool answers below come from them.
+    let spaces: PerEnvironment<DatabaseSpace>
+    let spools: PerEnvironment<EnvironmentSpool>
     let broadcaster = CommitBroadcaster()
     public let committer: GroupCommitter
     /// Merges old batches into segments; run it in the service group beside retention.
@@ -34,6 +38,8 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
                 maintenance: maintenance)
         }
         databases = dbs
+        spaces = dbs.map(\.space)
+        spools = dbs.map(\.spool)
         let recovered = try CrossEnvironmentCommit(databases: dbs).recover()
         if recovered.records > 0 {
             logger.notice(
@@ -106,7 +112,7 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
     public func commits() -> AsyncStream<CommitNotice> { broadcaster.subscribe() }
 
     public func sizes() -> PerEnvironment<Int64> {
-        databases.map { $0.sizeOnDisk() }
+        spaces.map { $0.sizeOnDisk() }
     }
 
     // MARK: RetentionStore
@@ -118,11 +124,11 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
     }
 
     public func usedBytes(env: TelemetryEnvironment) async throws -> Int64? {
-        try await databases[env].usedBytes()
+        try await spaces[env].usedBytes()
     }
 
     public func returnFreeSpace(env: TelemetryEnvironment) async throws -> Int64 {
-        try await databases[env].returnFreePages()
+        try await spaces[env].returnFreePages()
     }
 
     public func oldestReceivedAt(_ retentionClass: RetentionClass, env: TelemetryEnvironment) async throws -> Int64? {
@@ -133,35 +139,5 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
         -> RetentionResult
     {
         try await databases[env].deleteOldest(retentionClass, atLeast: bytes)
-    }
-
-    // MARK: Spool
-
-    public func unshippedBatches(env: TelemetryEnvironment, after: Int64, limit: Int) async throws -> [SpoolBatch] {
-        try await databases[env].unshippedBatches(after: after, limit: limit)
-    }
-
-    public func removeShipped(env: TelemetryEnvironment, batchIDs: [Int64]) async throws {
-        try await databases[env].removeShipped(batchIDs: batchIDs)
-    }
-
-    public func unshippedIncidents(env: TelemetryEnvironment) async throws -> [Incident] {
-        try await databases[env].unshippedIncidents()
-    }
-
-    public func markIncidentsShipped(env: TelemetryEnvironment, ids: [String]) async throws {
-        try await databases[env].markIncidentsShipped(ids: ids)
-    }
-
-    public func depth(env: TelemetryEnvironment) async throws -> SpoolDepth {
-        try await databases[env].spoolDepth()
-    }
-
-    public func maintain(env: TelemetryEnvironment, limits: RetentionPolicy.Limits, nowMs: Int64) async throws -> RetentionResult {
-        try await databases[env].maintainSpool(limits, nowMs: nowMs)
-    }
-
-    public func unshippedBatchIDs(env: TelemetryEnvironment) async throws -> ClosedRange<Int64>? {
-        try await databases[env].unshippedBatchIDs()
     }
 }

@@ -4,7 +4,13 @@ import GRDB
 import StoreCore
 import TelemetryModel
 
-extension EnvironmentDatabase {
+/// One environment's database as a ClickHouse collector's spool: its committed batches wait
+/// here until the forwarder has shipped them, and leave only by shipping.
+struct EnvironmentSpool: Sendable {
+    let env: TelemetryEnvironment
+    let pool: DatabasePool
+    let space: DatabaseSpace
+
     func unshippedBatches(after: Int64, limit: Int) async throws -> [SpoolBatch] {
         let env = self.env
         return try await pool.read { db in
@@ -29,7 +35,7 @@ extension EnvironmentDatabase {
 
     /// Deletes shipped batches, in one transaction. Their records' dedup ids stay, so a client
     /// retry that arrives after shipping is still recognised instead of stored a second time
-    /// under a new id; ``maintainSpool(_:nowMs:)`` ages them out.
+    /// under a new id; ``maintain(_:nowMs:)`` ages them out.
     func removeShipped(batchIDs: [Int64]) async throws {
         guard !batchIDs.isEmpty else { return }
         try await pool.write { db in
@@ -46,7 +52,7 @@ extension EnvironmentDatabase {
     /// they go in one range delete on the seq index (an id lives between the window and the
     /// window plus one pass interval). Shipped incidents go after the logs age, rollups after
     /// their own.
-    func maintainSpool(_ limits: RetentionPolicy.Limits, nowMs: Int64) async throws -> RetentionResult {
+    func maintain(_ limits: RetentionPolicy.Limits, nowMs: Int64) async throws -> RetentionResult {
         let cutoff = nowMs - SpoolRetryWindow.seconds * 1000
         var result = try await pool.write { db in
             var result = RetentionResult()
@@ -62,13 +68,13 @@ extension EnvironmentDatabase {
                 try db.execute(sql: "DELETE FROM incident WHERE shipped = 1 AND createdAt < ?", arguments: [nowMs - age * 1000])
             }
             if let age = limits.rollupsMaxAge {
-                result.rollupRows += try Self.expireRollups(before: nowMs - age * 1000, db: db)
+                result.rollupRows += try EnvironmentDatabase.expireRollups(before: nowMs - age * 1000, db: db)
             }
             // A spool's lookups are answered by ClickHouse; its index lives as long as its batches.
-            try Self.pruneDeviceIndex(db)
+            try EnvironmentDatabase.pruneDeviceIndex(db)
             return result
         }
-        if result.retryIDs > 0 || result.rollupRows > 0 { result.bytesReturned = try await returnFreePages() }
+        if result.retryIDs > 0 || result.rollupRows > 0 { result.bytesReturned = try await space.returnFreePages() }
         return result
     }
 
@@ -92,7 +98,7 @@ extension EnvironmentDatabase {
         }
     }
 
-    func spoolDepth() async throws -> SpoolDepth {
+    func depth() async throws -> SpoolDepth {
         try await pool.read { db in
             let row = try Row.fetchOne(
                 db, sql: "SELECT COALESCE(SUM(count), 0) AS n, COALESCE(SUM(storedBytes), 0) AS b, MIN(receivedAt) AS o FROM batch")

@@ -6,12 +6,18 @@ import TelemetryModel
 /// it rewrites), so the daemon can ask systemd for more start-up time and say why.
 public typealias StoreMaintenanceNotice = @Sendable (_ what: String, _ bytes: Int64) -> Void
 
-/// Giving deleted space back to the filesystem. SQLite keeps the pages of deleted rows on
-/// a free list inside the file, so without this a database never shrinks and a disk past
-/// its high-water mark never recovers by retention. With `auto_vacuum=INCREMENTAL`,
+/// One environment's disk space: what its files take, what its pages hold, and giving
+/// deleted space back to the filesystem. SQLite keeps the pages of deleted rows on a free
+/// list inside the file, so without this a database never shrinks and a disk past its
+/// high-water mark never recovers by retention. With `auto_vacuum=INCREMENTAL`,
 /// `PRAGMA incremental_vacuum` moves live pages into the holes and truncates the file; a
 /// `wal_checkpoint(TRUNCATE)` then writes that into the database and empties the WAL.
-extension EnvironmentDatabase {
+struct DatabaseSpace: Sendable {
+    let env: TelemetryEnvironment
+    /// The environment's directory: the database, its WAL and shared memory, nothing else.
+    let directory: URL
+    let pool: DatabasePool
+
     /// `PRAGMA auto_vacuum` value of incremental mode.
     static let incrementalAutoVacuum = 2
 
@@ -58,5 +64,16 @@ extension EnvironmentDatabase {
         let free = try Int64.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
         let pageSize = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
         return (pages - free) * pageSize
+    }
+
+    /// Bytes of this environment's files (database, WAL, shared memory).
+    func sizeOnDisk() -> Int64 {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        var total: Int64 = 0
+        for f in files {
+            let attrs = try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(f).path)
+            total += (attrs?[.size] as? NSNumber)?.int64Value ?? 0
+        }
+        return total
     }
 }

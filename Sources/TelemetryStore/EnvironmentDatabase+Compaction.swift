@@ -131,7 +131,7 @@ extension EnvironmentDatabase {
         // Level bits of every row; "verbose already scrubbed" only when it holds for every row
         // with verbose records, so none escapes the scrub.
         var levelMask = 0
-        var scrubbed = EnvironmentDatabase.verboseScrubbedBit
+        var scrubbed = EnvironmentRetention.verboseScrubbedBit
         for (row, candidate) in zip(blobs, rows) {
             let block = try StoredBlock(keysBlob: row.keys, firstSeq: row.firstSeq, receivedAt: row.receivedAt)
             let lines = try block.lines(row.payload)
@@ -143,7 +143,7 @@ extension EnvironmentDatabase {
                 minTime = min(minTime, k.time)
                 maxTime = max(maxTime, k.time)
             }
-            levelMask |= candidate.levelMask & ~EnvironmentDatabase.verboseScrubbedBit
+            levelMask |= candidate.levelMask & ~EnvironmentRetention.verboseScrubbedBit
             if candidate.levelMask & 1 != 0 { scrubbed &= candidate.levelMask }
         }
         return MergedSegment(

@@ -23,6 +23,8 @@ final class EnvironmentDatabase: Sendable {
     let space: DatabaseSpace
     /// The committed batches a ClickHouse forwarder ships from this database.
     let spool: EnvironmentSpool
+    /// Deleting by age and size, scrubbing verbose records.
+    let retention: EnvironmentRetention
 
     init(
         env: TelemetryEnvironment, directory: URL, configuration: StoreConfiguration,
@@ -48,6 +50,7 @@ final class EnvironmentDatabase: Sendable {
         pool = try DatabasePool(path: path, configuration: config)
         space = DatabaseSpace(env: env, directory: directory, pool: pool)
         spool = EnvironmentSpool(env: env, pool: pool, space: space)
+        retention = EnvironmentRetention(pool: pool, space: space)
         try space.enableIncrementalVacuum(notice: maintenance)
         try StoreSchema.migrator.migrate(pool)
     }

@@ -16,6 +16,7 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
     /// database: the retention and spool answers below come from them.
     let spaces: PerEnvironment<DatabaseSpace>
     let spools: PerEnvironment<EnvironmentSpool>
+    let retention: PerEnvironment<EnvironmentRetention>
     let broadcaster = CommitBroadcaster()
     public let committer: GroupCommitter
     /// Merges old batches into segments; run it in the service group beside retention.
@@ -40,6 +41,7 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
         databases = dbs
         spaces = dbs.map(\.space)
         spools = dbs.map(\.spool)
+        retention = dbs.map(\.retention)
         let recovered = try CrossEnvironmentCommit(databases: dbs).recover()
         if recovered.records > 0 {
             logger.notice(
@@ -120,7 +122,7 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
     public func applyRetention(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, nowMs: Int64, returnFreeSpace: Bool)
         async throws -> RetentionResult
     {
-        try await databases[env].applyRetention(limits, nowMs: nowMs, returnFreeSpace: returnFreeSpace)
+        try await retention[env].apply(limits, nowMs: nowMs, returnFreeSpace: returnFreeSpace)
     }
 
     public func usedBytes(env: TelemetryEnvironment) async throws -> Int64? {
@@ -132,12 +134,12 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
     }
 
     public func oldestReceivedAt(_ retentionClass: RetentionClass, env: TelemetryEnvironment) async throws -> Int64? {
-        try await databases[env].oldestReceivedAt(retentionClass)
+        try await retention[env].oldestReceivedAt(retentionClass)
     }
 
     public func deleteOldest(_ retentionClass: RetentionClass, env: TelemetryEnvironment, atLeast bytes: Int64) async throws
         -> RetentionResult
     {
-        try await databases[env].deleteOldest(retentionClass, atLeast: bytes)
+        try await retention[env].deleteOldest(retentionClass, atLeast: bytes)
     }
 }

@@ -4,7 +4,13 @@ import GRDB
 import StoreCore
 import TelemetryModel
 
-extension EnvironmentDatabase {
+/// One environment's retention: deleting what is past its age or over the size cap, in
+/// ``RetentionClass`` order, and scrubbing verbose records early. It shares the database
+/// pool with the other jobs and asks the space to give freed pages back.
+struct EnvironmentRetention: Sendable {
+    let pool: DatabasePool
+    let space: DatabaseSpace
+
     /// Deletes batches past their age (their events stay counted in the rollups, which have an
     /// age of their own), then — while the database holds more than `maxBytes` —
     /// the oldest batches in ``RetentionClass`` order, with their dedup ids, in one
@@ -12,7 +18,7 @@ extension EnvironmentDatabase {
     /// (moving live pages into the holes costs about what was deleted, so passes that run as
     /// the store grows leave the pages for the next commits instead). Batches are judged by
     /// receive time, so a device with a wrong clock cannot keep data forever or lose it early.
-    func applyRetention(_ limits: RetentionPolicy.Limits, nowMs: Int64, returnFreeSpace: Bool = true) async throws -> RetentionResult {
+    func apply(_ limits: RetentionPolicy.Limits, nowMs: Int64, returnFreeSpace: Bool = true) async throws -> RetentionResult {
         var result = try await pool.write { db in
             var result = RetentionResult()
             if let age = limits.eventsMaxAge {
@@ -27,14 +33,14 @@ extension EnvironmentDatabase {
                 result.verboseScrubbed += try Self.scrubVerbose(olderThan: nowMs - age * 1000, db: db)
             }
             if let age = limits.rollupsMaxAge {
-                result.rollupRows += try Self.expireRollups(before: nowMs - age * 1000, db: db)
+                result.rollupRows += try EnvironmentDatabase.expireRollups(before: nowMs - age * 1000, db: db)
             }
             if let maxBytes = limits.maxBytes {
                 result += try Self.deleteForSizeCap(maxBytes, db: db)
             }
             try db.execute(
                 sql: "DELETE FROM incident WHERE createdAt < ?", arguments: [nowMs - (limits.logsMaxAge ?? Int64.max / 2000) * 1000])
-            try Self.pruneDeviceIndex(db)
+            try EnvironmentDatabase.pruneDeviceIndex(db)
             return result
         }
         if returnFreeSpace, result.batches > 0 || result.verboseScrubbed > 0 {
@@ -124,9 +130,7 @@ extension EnvironmentDatabase {
         }
         return result
     }
-}
 
-extension EnvironmentDatabase {
     /// `levelMask` bit marking a batch whose verbose records were already scrubbed.
     static let verboseScrubbedBit = 1 << 4
 

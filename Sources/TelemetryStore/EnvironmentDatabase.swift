@@ -25,6 +25,8 @@ final class EnvironmentDatabase: Sendable {
     let spool: EnvironmentSpool
     /// Deleting by age and size, scrubbing verbose records.
     let retention: EnvironmentRetention
+    /// Hourly event rollups: stats reads, rebuilds.
+    let rollups: EnvironmentRollups
 
     init(
         env: TelemetryEnvironment, directory: URL, configuration: StoreConfiguration,
@@ -51,6 +53,7 @@ final class EnvironmentDatabase: Sendable {
         space = DatabaseSpace(env: env, directory: directory, pool: pool)
         spool = EnvironmentSpool(env: env, pool: pool, space: space)
         retention = EnvironmentRetention(pool: pool, space: space)
+        rollups = EnvironmentRollups(pool: pool, reads: reads)
         try space.enableIncrementalVacuum(notice: maintenance)
         try StoreSchema.migrator.migrate(pool)
     }

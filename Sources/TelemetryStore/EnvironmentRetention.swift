@@ -33,7 +33,7 @@ struct EnvironmentRetention: Sendable {
                 result.verboseScrubbed += try Self.scrubVerbose(olderThan: nowMs - age * 1000, db: db)
             }
             if let age = limits.rollupsMaxAge {
-                result.rollupRows += try EnvironmentDatabase.expireRollups(before: nowMs - age * 1000, db: db)
+                result.rollupRows += try EnvironmentRollups.expire(before: nowMs - age * 1000, db: db)
             }
             if let maxBytes = limits.maxBytes {
                 result += try Self.deleteForSizeCap(maxBytes, db: db)

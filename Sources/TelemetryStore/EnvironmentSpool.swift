@@ -68,7 +68,7 @@ struct EnvironmentSpool: Sendable {
                 try db.execute(sql: "DELETE FROM incident WHERE shipped = 1 AND createdAt < ?", arguments: [nowMs - age * 1000])
             }
             if let age = limits.rollupsMaxAge {
-                result.rollupRows += try EnvironmentDatabase.expireRollups(before: nowMs - age * 1000, db: db)
+                result.rollupRows += try EnvironmentRollups.expire(before: nowMs - age * 1000, db: db)
             }
             // A spool's lookups are answered by ClickHouse; its index lives as long as its batches.
             try EnvironmentDatabase.pruneDeviceIndex(db)

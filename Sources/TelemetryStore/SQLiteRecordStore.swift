@@ -17,6 +17,7 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
     let spaces: PerEnvironment<DatabaseSpace>
     let spools: PerEnvironment<EnvironmentSpool>
     let retention: PerEnvironment<EnvironmentRetention>
+    let rollups: PerEnvironment<EnvironmentRollups>
     let broadcaster = CommitBroadcaster()
     public let committer: GroupCommitter
     /// Merges old batches into segments; run it in the service group beside retention.
@@ -42,6 +43,7 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
         spaces = dbs.map(\.space)
         spools = dbs.map(\.spool)
         retention = dbs.map(\.retention)
+        rollups = dbs.map(\.rollups)
         let recovered = try CrossEnvironmentCommit(databases: dbs).recover()
         if recovered.records > 0 {
             logger.notice(
@@ -68,14 +70,14 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
     }
 
     public func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws {
-        try await databases[scan.env].eventStats(scan, visit)
+        try await rollups[scan.env].eventStats(scan, visit)
     }
 
     /// Reads the window's enrollment calls' keys (rollups hold no devices).
     public func enrollmentReach(env: TelemetryEnvironment, since: Int64, until: Int64, app: String?) async throws -> EnrollmentReach {
         let builder = Mutex(EnrollmentReach.Builder())
         let scan = EventStatsScan(env: env, name: EventName.enrollmentCall, since: since, until: until, app: app, rollupHours: nil)
-        try await databases[env].eventStats(scan) { input in
+        try await rollups[env].eventStats(scan) { input in
             guard case .record(let k) = input, k.time >= since, k.time <= until, app == nil || k.appId == app else { return }
             builder.withLock { $0.add(k) }
         }
@@ -83,7 +85,7 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
     }
 
     public func rebuildRollups(env: TelemetryEnvironment) async throws -> RollupRebuildResult {
-        try await databases[env].rebuildRollups()
+        try await rollups[env].rebuild()
     }
 
     public func incident(id: String) async throws -> Incident? {

@@ -5,7 +5,14 @@ import GRDBSQLite
 import StoreCore
 import TelemetryModel
 
-extension EnvironmentDatabase {
+/// One environment's event rollups: hourly counts and latency sketches kept beside the
+/// batches, so stats over whole hours read no records. Stats read them and the records of
+/// the rest of the window from one snapshot; retention and the spool expire them.
+struct EnvironmentRollups: Sendable {
+    let pool: DatabasePool
+    /// Shared with the database's other readers: what reads of the batch table cost.
+    let reads: ReadCounter
+
     /// Visits the input of a stats computation from one read snapshot: the rollup rows of the
     /// scan's whole hours, then the keys of every event in the rest of the window. Only rows
     /// whose times reach into that rest are read: a window of whole hours reads no records at
@@ -75,13 +82,13 @@ extension EnvironmentDatabase {
     }
 
     /// Recomputes every rollup row from the stored records, in one write transaction.
-    func rebuildRollups() async throws -> RollupRebuildResult {
-        try await pool.write { db in try Self.rebuildRollups(db) }
+    func rebuild() async throws -> RollupRebuildResult {
+        try await pool.write { db in try Self.rebuild(db) }
     }
 
     /// Replaces the rollups with what the stored event batches give. Counts of records that
     /// retention already removed are lost by a rebuild: the records are the only source.
-    static func rebuildRollups(_ db: Database) throws -> RollupRebuildResult {
+    static func rebuild(_ db: Database) throws -> RollupRebuildResult {
         try db.execute(sql: "DELETE FROM event_rollup; DELETE FROM event_latency_rollup")
         var delta = EventRollupDelta()
         var events = 0
@@ -106,7 +113,7 @@ extension EnvironmentDatabase {
     }
 
     /// Deletes rollup rows no record was added to since `cutoff` (receive time, like batches).
-    static func expireRollups(before cutoff: Int64, db: Database) throws -> Int {
+    static func expire(before cutoff: Int64, db: Database) throws -> Int {
         try db.execute(sql: "DELETE FROM event_rollup WHERE lastReceivedAt < ?", arguments: [cutoff])
         var removed = db.changesCount
         try db.execute(sql: "DELETE FROM event_latency_rollup WHERE lastReceivedAt < ?", arguments: [cutoff])

@@ -27,6 +27,8 @@ final class EnvironmentDatabase: Sendable {
     let retention: EnvironmentRetention
     /// Hourly event rollups: stats reads, rebuilds.
     let rollups: EnvironmentRollups
+    /// Device lookups and the user's devices.
+    let deviceIndex: DeviceIndex
 
     init(
         env: TelemetryEnvironment, directory: URL, configuration: StoreConfiguration,
@@ -54,6 +56,7 @@ final class EnvironmentDatabase: Sendable {
         spool = EnvironmentSpool(env: env, pool: pool, space: space)
         retention = EnvironmentRetention(pool: pool, space: space)
         rollups = EnvironmentRollups(pool: pool, reads: reads)
+        deviceIndex = DeviceIndex(pool: pool)
         try space.enableIncrementalVacuum(notice: maintenance)
         try StoreSchema.migrator.migrate(pool)
     }

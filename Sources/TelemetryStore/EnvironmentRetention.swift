@@ -40,7 +40,7 @@ struct EnvironmentRetention: Sendable {
             }
             try db.execute(
                 sql: "DELETE FROM incident WHERE createdAt < ?", arguments: [nowMs - (limits.logsMaxAge ?? Int64.max / 2000) * 1000])
-            try EnvironmentDatabase.pruneDeviceIndex(db)
+            try DeviceIndex.prune(db)
             return result
         }
         if returnFreeSpace, result.batches > 0 || result.verboseScrubbed > 0 {

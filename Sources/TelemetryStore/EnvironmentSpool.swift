@@ -71,7 +71,7 @@ struct EnvironmentSpool: Sendable {
                 result.rollupRows += try EnvironmentRollups.expire(before: nowMs - age * 1000, db: db)
             }
             // A spool's lookups are answered by ClickHouse; its index lives as long as its batches.
-            try EnvironmentDatabase.pruneDeviceIndex(db)
+            try DeviceIndex.prune(db)
             return result
         }
         if result.retryIDs > 0 || result.rollupRows > 0 { result.bytesReturned = try await space.returnFreePages() }

@@ -18,6 +18,7 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
     let spools: PerEnvironment<EnvironmentSpool>
     let retention: PerEnvironment<EnvironmentRetention>
     let rollups: PerEnvironment<EnvironmentRollups>
+    let deviceIndex: PerEnvironment<DeviceIndex>
     let broadcaster = CommitBroadcaster()
     public let committer: GroupCommitter
     /// Merges old batches into segments; run it in the service group beside retention.
@@ -44,6 +45,7 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
         spools = dbs.map(\.spool)
         retention = dbs.map(\.retention)
         rollups = dbs.map(\.rollups)
+        deviceIndex = dbs.map(\.deviceIndex)
         let recovered = try CrossEnvironmentCommit(databases: dbs).recover()
         if recovered.records > 0 {
             logger.notice(
@@ -100,13 +102,13 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
     }
 
     public func findDevices(_ lookup: DeviceLookup) async throws -> DeviceLookupResult {
-        try await databases[lookup.env].findDevices(lookup)
+        try await deviceIndex[lookup.env].find(lookup)
     }
 
     public func devices(
         usedBy user: IdentitySelector, env: TelemetryEnvironment, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int
     ) async throws -> [String] {
-        try await databases[env].devices(usedBy: user.normalized, apps: apps, since: since, until: until, limit: limit)
+        try await deviceIndex[env].devices(usedBy: user.normalized, apps: apps, since: since, until: until, limit: limit)
     }
 
     public func latestID(env: TelemetryEnvironment) async throws -> Int64 {

@@ -171,7 +171,7 @@ enum StoreSchema {
                     CREATE INDEX device_index_lower ON device_index(deviceLower);
                     CREATE INDEX incident_created ON incident(createdAt);
                     """)
-            try EnvironmentDatabase.rebuildDeviceIndex(db)
+            try DeviceIndex.rebuild(db)
         }
         return m
     }

@@ -3,17 +3,22 @@ import GRDB
 import StoreCore
 import TelemetryModel
 
-extension EnvironmentDatabase {
+/// One environment's device index (app, device, identity, hour), written by the commit and
+/// read by device lookups: an answer in a handful of B-tree searches, whatever the store's
+/// size. Retention and the spool prune it with their batches.
+struct DeviceIndex: Sendable {
+    let pool: DatabasePool
+
     /// Looks `lookup.text` up in the device index: a handful of B-tree searches whatever the
     /// store's size (see ``DeviceLookupResult`` for what each part means).
-    func findDevices(_ lookup: DeviceLookup) async throws -> DeviceLookupResult {
-        try await pool.read { db in try Self.findDevices(lookup, db: db) }
+    func find(_ lookup: DeviceLookup) async throws -> DeviceLookupResult {
+        try await pool.read { db in try Self.find(lookup, db: db) }
     }
 
     /// Index rows scanned past the prefix's first row at most, when an app filter skips rows.
     static let lookupScanBound = 10_000
 
-    static func findDevices(_ l: DeviceLookup, db: Database) throws -> DeviceLookupResult {
+    static func find(_ l: DeviceLookup, db: Database) throws -> DeviceLookupResult {
         typealias Row4 = (device: String, app: String, first: Int64, last: Int64)
         let lower = l.text.lowercased()
         let limit = max(l.limit, 1)
@@ -105,7 +110,7 @@ extension EnvironmentDatabase {
     }
 
     /// Recomputes the device index from every stored batch (the migration that adds it).
-    static func rebuildDeviceIndex(_ db: Database) throws {
+    static func rebuild(_ db: Database) throws {
         try db.execute(sql: "DELETE FROM device_index")
         var after: Int64 = -1
         while true {
@@ -122,7 +127,7 @@ extension EnvironmentDatabase {
     /// Deletes index rows of devices none of whose records is still stored: last seen before
     /// the oldest stored batch was received, less two hours (a compacted segment carries its
     /// newest batch's receive time and spans at most an hour; the index is kept to the hour).
-    static func pruneDeviceIndex(_ db: Database) throws {
+    static func prune(_ db: Database) throws {
         if let oldest = try Int64.fetchOne(db, sql: "SELECT min(receivedAt) FROM batch") {
             try db.execute(sql: "DELETE FROM device_index WHERE lastSeen < ?", arguments: [oldest - 2 * 3_600_000])
         } else {

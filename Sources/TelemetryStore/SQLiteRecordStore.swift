@@ -19,6 +19,7 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
     let retention: PerEnvironment<EnvironmentRetention>
     let rollups: PerEnvironment<EnvironmentRollups>
     let deviceIndex: PerEnvironment<DeviceIndex>
+    let readers: PerEnvironment<SQLiteRecordReader>
     let broadcaster = CommitBroadcaster()
     public let committer: GroupCommitter
     /// Merges old batches into segments; run it in the service group beside retention.
@@ -46,6 +47,7 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
         retention = dbs.map(\.retention)
         rollups = dbs.map(\.rollups)
         deviceIndex = dbs.map(\.deviceIndex)
+        readers = dbs.map(\.reader)
         let recovered = try CrossEnvironmentCommit(databases: dbs).recover()
         if recovered.records > 0 {
             logger.notice(
@@ -64,11 +66,11 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
     }
 
     public func query(_ query: RecordQuery) async throws -> RecordPage {
-        try await databases[query.env].query(query)
+        try await readers[query.env].query(query)
     }
 
     public func scan(_ query: RecordQuery, announcePageEnd: Bool, _ visit: @Sendable (ScanEvent) -> Void) async throws -> Int64? {
-        try await databases[query.env].scan(query, announcePageEnd: announcePageEnd, visit)
+        try await readers[query.env].scan(query, announcePageEnd: announcePageEnd, visit)
     }
 
     public func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws {
@@ -92,13 +94,13 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
 
     public func incident(id: String) async throws -> Incident? {
         for env in TelemetryEnvironment.allCases {
-            if let found = try await databases[env].incident(id: id) { return found }
+            if let found = try await readers[env].incident(id: id) { return found }
         }
         return nil
     }
 
     public func incidents(_ query: IncidentQuery) async throws -> IncidentPage {
-        try await databases[query.env].incidents(query)
+        try await readers[query.env].incidents(query)
     }
 
     public func findDevices(_ lookup: DeviceLookup) async throws -> DeviceLookupResult {
@@ -112,7 +114,7 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
     }
 
     public func latestID(env: TelemetryEnvironment) async throws -> Int64 {
-        try await databases[env].latestID()
+        try await readers[env].latestID()
     }
 
     public func commits() -> AsyncStream<CommitNotice> { broadcaster.subscribe() }

@@ -4,7 +4,17 @@ import GRDB
 import StoreCore
 import TelemetryModel
 
-extension EnvironmentDatabase {
+/// Reading one environment's records and incidents: pages into memory, scans that visit each
+/// record while its batch is inflated, incidents by id and by page. Runs on WAL snapshots
+/// beside the committer, so reads never block ingest.
+struct SQLiteRecordReader: Sendable {
+    let env: TelemetryEnvironment
+    let pool: DatabasePool
+    /// Rows where query pages stopped, for the pages that continue from them.
+    let resumeBlocks: ResumeBlocks
+    /// What reads of the batch table cost so far (rows and SQLite steps), for tests and stats.
+    let reads: ReadCounter
+
     /// Reads one page into memory: every record copied out of its batch.
     func query(_ q: RecordQuery) async throws -> RecordPage {
         let env = self.env
@@ -133,5 +143,50 @@ extension EnvironmentDatabase {
             }
         }
         return nil
+    }
+
+    func incident(id: String) async throws -> Incident? {
+        let env = self.env
+        return try await pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM incident WHERE id = ? OR guid = ?", arguments: [id, id.lowercased()])
+            else { return nil }
+            return Self.incident(row, env: env)
+        }
+    }
+
+    /// A page of incidents, newest first (the `incident_created` index).
+    func incidents(_ q: IncidentQuery) async throws -> IncidentPage {
+        let env = self.env
+        return try await pool.read { db in
+            var clauses: [(String, [any DatabaseValueConvertible])] = []
+            if let v = q.since { clauses.append(("createdAt >= ?", [v])) }
+            if let v = q.until { clauses.append(("createdAt <= ?", [v])) }
+            if let v = q.app { clauses.append(("appId = ?", [v])) }
+            if let v = q.apps {
+                clauses.append(("appId IN (\(Array(repeating: "?", count: v.count).joined(separator: ",")))", v.sorted()))
+            }
+            if let v = q.device { clauses.append(("deviceId = ?", [v])) }
+            if let a = q.after { clauses.append(("(createdAt < ? OR (createdAt = ? AND id < ?))", [a.createdAt, a.createdAt, a.id])) }
+            var sql = "SELECT * FROM incident WHERE " + (["1"] + clauses.map(\.0)).joined(separator: " AND ")
+            var arguments = clauses.flatMap(\.1)
+            sql += " ORDER BY createdAt DESC, id DESC LIMIT ?"
+            arguments.append(max(q.limit, 0) + 1)
+            let found = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { Self.incident($0, env: env) }
+            return IncidentPage.cut(found, q)
+        }
+    }
+
+    static func incident(_ row: Row, env: TelemetryEnvironment) -> Incident {
+        Incident(
+            id: row["id"], guid: row["guid"], env: env, appId: row["appId"], deviceId: row["deviceId"],
+            sessionId: row["sessionId"], identity: row["identity"], description: row["description"],
+            createdAt: row["createdAt"], recordCount: row["recordCount"], firstTime: row["firstTime"],
+            lastTime: row["lastTime"])
+    }
+
+    func latestID() async throws -> Int64 {
+        try await pool.read { db in
+            (try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'nextSeq'") ?? 1) - 1
+        }
     }
 }

@@ -31,6 +31,8 @@ final class EnvironmentDatabase: Sendable {
     let deviceIndex: DeviceIndex
     /// Record pages, scans, incidents.
     let reader: SQLiteRecordReader
+    /// Merging small batches into segments.
+    let compaction: SegmentCompaction
 
     init(
         env: TelemetryEnvironment, directory: URL, configuration: StoreConfiguration,
@@ -59,6 +61,7 @@ final class EnvironmentDatabase: Sendable {
         retention = EnvironmentRetention(pool: pool, space: space)
         rollups = EnvironmentRollups(pool: pool, reads: reads)
         deviceIndex = DeviceIndex(pool: pool)
+        compaction = SegmentCompaction(pool: pool)
         reader = SQLiteRecordReader(env: env, pool: pool, resumeBlocks: resumeBlocks, reads: reads)
         try space.enableIncrementalVacuum(notice: maintenance)
         try StoreSchema.migrator.migrate(pool)

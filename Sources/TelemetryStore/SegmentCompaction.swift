@@ -6,7 +6,10 @@ import TelemetryModel
 /// The expensive part (inflating the rows, encoding the segment) runs on a read snapshot;
 /// the write transaction only checks that the rows are unchanged, deletes them and inserts
 /// the segment, so a crash leaves either the rows or the segment and ingest never waits long.
-extension EnvironmentDatabase {
+/// One environment's; the ``Compactor`` service decides when and what to merge.
+struct SegmentCompaction: Sendable {
+    let pool: DatabasePool
+
     /// A row of `batch` as the compactor plans with it.
     struct CompactionCandidate: Sendable, Hashable {
         var id: Int64
@@ -28,7 +31,7 @@ extension EnvironmentDatabase {
 
     /// Rows of `kind` from `firstSeq` on, in id order, up to the first one received at or
     /// after `cutoff` (rows after it are not adjacent to older ones in a run).
-    func compactionCandidates(kind: RecordKind, from firstSeq: Int64, receivedBefore cutoff: Int64) async throws
+    func candidates(kind: RecordKind, from firstSeq: Int64, receivedBefore cutoff: Int64) async throws
         -> [CompactionCandidate]
     {
         try await pool.read { db in
@@ -118,7 +121,7 @@ extension EnvironmentDatabase {
     }
 }
 
-extension EnvironmentDatabase {
+extension SegmentCompaction {
     /// The CPU side of a merge (on the compactor's low-priority worker): the rows' records
     /// decoded in id order and encoded as one grouped segment, with its Bloom filter, time
     /// bounds and level bits.

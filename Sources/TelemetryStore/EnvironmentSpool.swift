@@ -81,12 +81,8 @@ struct EnvironmentSpool: Sendable {
     func unshippedIncidents() async throws -> [Incident] {
         let env = self.env
         return try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM incident WHERE shipped = 0 ORDER BY createdAt").map { row in
-                Incident(
-                    id: row["id"], guid: row["guid"], env: env, appId: row["appId"], deviceId: row["deviceId"],
-                    sessionId: row["sessionId"], identity: row["identity"], description: row["description"],
-                    createdAt: row["createdAt"], recordCount: row["recordCount"], firstTime: row["firstTime"],
-                    lastTime: row["lastTime"])
+            try Row.fetchAll(db, sql: "SELECT * FROM incident WHERE shipped = 0 ORDER BY createdAt").map {
+                SQLiteRecordReader.incident($0, env: env)
             }
         }
     }

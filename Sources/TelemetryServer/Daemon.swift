@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Privacy
+import ProcessMemory
 import ServiceLifecycle
 import Systemd
 import TelemetryModel

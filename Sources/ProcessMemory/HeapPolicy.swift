@@ -23,17 +23,17 @@ import Foundation
 /// The figures behind each number, and what they cost ingest and queries, are in
 /// BENCHMARKS.md. A setting given to glibc directly (`GLIBC_TUNABLES=glibc.malloc.arena_max=8`,
 /// `...trim_threshold=...`, `...mmap_threshold=...`) is left as given.
-enum HeapPolicy {
-    static let mmapThreshold: Int32 = 32 << 20
-    static let trimThreshold: Int32 = 8 << 20
-    static let arenaMax: Int32 = 4
+public enum HeapPolicy {
+    public static let mmapThreshold: Int32 = 32 << 20
+    public static let trimThreshold: Int32 = 8 << 20
+    public static let arenaMax: Int32 = 4
     /// Growth of the anonymous RSS since the last trim at which ``HeapTrimService`` trims
     /// without waiting for its interval.
-    static let growthBeforeTrim: Int64 = 16 << 20
+    public static let growthBeforeTrim: Int64 = 16 << 20
 
     /// Sets the thresholds and the arena cap; called once at start, before the services
     /// start their threads.
-    static func configure(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public static func configure(environment: [String: String] = ProcessInfo.processInfo.environment) {
         let tunables = environment["GLIBC_TUNABLES"] ?? ""
         if !tunables.contains("glibc.malloc.mmap_threshold") { _ = mallopt(M_MMAP_THRESHOLD, mmapThreshold) }
         if !tunables.contains("glibc.malloc.trim_threshold") { _ = mallopt(M_TRIM_THRESHOLD, trimThreshold) }
@@ -42,7 +42,7 @@ enum HeapPolicy {
 
     /// Returns free pages inside the heaps, which glibc's own top-of-heap trim cannot reach,
     /// to the system; a few milliseconds over all arenas.
-    static func trim() {
+    public static func trim() {
         _ = malloc_trim(0)
     }
 }

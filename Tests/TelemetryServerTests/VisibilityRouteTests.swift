@@ -73,7 +73,8 @@ import Testing
 
             // contains= matches what the caller is shown, nothing else.
             for probe in ["refresh", "Jane", "megan", "contoso.com"] {
-                #expect(try await s.logs("device=\(s.device)&contains=\(probe)", token: s.read).isEmpty, "contains=\(probe) found hidden text")
+                #expect(
+                    try await s.logs("device=\(s.device)&contains=\(probe)", token: s.read).isEmpty, "contains=\(probe) found hidden text")
             }
             #expect(try await s.logs("device=\(s.device)&contains=refresh", token: s.readPII).count == 1)
             #expect(try await s.logs("device=\(s.device)&contains=megan", token: s.readPII).count == 3)
@@ -99,7 +100,9 @@ import Testing
             #expect(try await stream.waitFor(message: "policy check-in completed"))
             #expect(try await s.h.ingestLogs(Self.verbose("live: Jane Roe typed s3cr3t-value", device: s.device)).0 == 200)
             #expect(
-                try await s.h.ingestLogs(#"{"level":"warning","message":"live marker","appId":"com.contoso.mail","deviceId":"\#(s.device)"}"#).0
+                try await s.h.ingestLogs(
+                    #"{"level":"warning","message":"live marker","appId":"com.contoso.mail","deviceId":"\#(s.device)"}"#
+                ).0
                     == 200)
             #expect(try await stream.waitFor(message: "live marker", timeout: .seconds(5)))
             let text = stream.rawText

@@ -162,8 +162,9 @@ let package = Package(
             ]),
 
         // MARK: Tests
-        /// What the process-driving tests share: the built daemon as a child process (port
-        /// learned from its readiness notification), a notify socket, reaping by pid.
+        /// What the test targets share: the built daemon as a child process (port learned from
+        /// its readiness notification), a notify socket, reaping by pid; and the requests,
+        /// fixtures and follow client that process and in-process suites both use.
         .target(
             name: "TestSupport",
             dependencies: [

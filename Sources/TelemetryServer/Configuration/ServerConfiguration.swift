@@ -25,7 +25,7 @@ public struct ServerConfiguration: Sendable {
 
     /// Bytes of ingest bodies and their decoded records held at once; a request that does
     /// not fit waits up to `maxAdmissionWaitMilliseconds`, then gets 503 + Retry-After.
-    public var maxInFlightBytes: Int = 256 << 20
+    public var maxInFlightBytes: Int = 64 << 20
     /// How long a request waits at the door for in-flight room before it is refused.
     public var maxAdmissionWaitMilliseconds: Int = 1000
     /// Records per second one token may ingest (bursts of two seconds); 0 = no limit.

@@ -157,7 +157,9 @@ public func buildRouter(
     }
     HealthRoutes(checks: checks + hooks.readinessChecks).register(on: api)
     let admission = IngestAdmission(
-        limits: .init(maxInFlightBytes: c.configuration.maxInFlightBytes, maxQueuedRecords: c.configuration.maxQueuedRecords),
+        limits: .init(
+            maxInFlightBytes: c.configuration.maxInFlightBytes, maxQueuedRecords: c.configuration.maxQueuedRecords,
+            maxWait: .milliseconds(c.configuration.maxAdmissionWaitMilliseconds)),
         commitQueue: c.commitQueue, disk: c.disk, metrics: c.metrics.factory, spool: spoolLimit)
     let rateLimiter = TokenRateLimiter(
         recordsPerSecond: { settings.current.perTokenRecordsPerSecond }, clock: c.clock, metrics: c.metrics.factory)

@@ -33,7 +33,8 @@ import Testing
             do {
                 result = .success(
                     try await retention.applyRetention(
-                        RetentionPolicy().limits(for: .prod), env: .prod, nowMs: SystemWallClock().nowMilliseconds(), returnFreeSpace: false))
+                        RetentionPolicy().limits(for: .prod), env: .prod, nowMs: SystemWallClock().nowMilliseconds(), returnFreeSpace: false
+                    ))
             } catch {
                 result = .failure(error)
             }

@@ -13,12 +13,13 @@ import Testing
         let server = try PrivateClickHouse()
         defer { server.destroy() }
         let url = server.urls[0]
-        try await IngestHarness.run(adjust: { configuration in
+        let onClickHouse: @Sendable (inout ServerConfiguration) -> Void = { configuration in
             configuration.backend = .clickhouse
             configuration.clickhouse.urls = [url]
             configuration.clickhouse.database = TestBackend.uniqueDatabase()
             configuration.clickhouse.collectorID = 1
-        }) { h in
+        }
+        try await IngestHarness.run(adjust: onClickHouse) { h in
             for uri in ["/v1/stats/rollups/rebuild", "/v1/stats/rollups/rebuild?env=ppe"] {
                 let answer = try await h.post(uri, "")
                 #expect(answer.status == .conflict, "\(uri): \(answer.body)")

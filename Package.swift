@@ -203,6 +203,7 @@ let package = Package(
             dependencies: [
                 "ClickHouseStore", "TelemetryStore", "TelemetryModel", "Compression", "TestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "InfoPlistTests", dependencies: ["InfoPlist", "TelemetryModel"]),
         .testTarget(

@@ -65,8 +65,9 @@ public struct DaemonComponents: Sendable {
                 faults: commitFaults)
             self.forwarder = forwarder
             // No compactor: spool rows live only until shipped, and the spool reader and its
-            // per-batch deletes expect the group commit's batches, not segments.
-            storeServices = [sqlite.committer, forwarder]
+            // per-batch deletes expect the group commit's batches, not segments. The client's
+            // owner goes first, so it is stopped last, after the reads, retention and forwarder.
+            storeServices = [ClickHouseClientService(client: client), sqlite.committer, forwarder]
         } else {
             store = sqlite
             forwarder = nil

@@ -15,10 +15,10 @@ let strictLanguage: [SwiftSetting] = [
 /// The target graph is ordered by dependency weight, so each library pulls only what it needs
 /// (ARCHITECTURE.md draws it): the wire model and compression need nothing but zlib; privacy
 /// (pseudonyms, redaction), archives and the Info.plist readers are small leaves; all systemd
-/// code (journal, sd_notify, watchdog, socket activation) is one target; callers program
-/// against the backend-neutral StoreCore, only the SQLite engine (TelemetryStore) and the
-/// control state link GRDB, and only the server links Hummingbird. The CLI and the load
-/// generator link neither.
+/// code (journal, sd_notify, watchdog, socket activation) is one target, glibc heap tuning
+/// another; callers program against the backend-neutral StoreCore, only the SQLite engine
+/// (TelemetryStore) and the control state link GRDB, and only the server links Hummingbird.
+/// The CLI and the load generator link neither.
 let package = Package(
     name: "mamtelemetryd",
     platforms: [.macOS(.v15)],
@@ -128,6 +128,9 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        // The daemon's memory behaviour: glibc heap thresholds and trims, cold code pages handed
+        // back. Nothing else links CMalloc.
+        .target(name: "ProcessMemory", dependencies: ["CMalloc"]),
         // `RecordVisibility` conforms to the store's `RecordPresenter` here, beside the rule itself.
         .target(name: "Privacy", dependencies: ["TelemetryModel", "StoreCore", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "Archive", dependencies: ["CArchive", .product(name: "Crypto", package: "swift-crypto")]),
@@ -151,7 +154,7 @@ let package = Package(
             name: "TelemetryServer",
             dependencies: [
                 "TelemetryModel", "Compression", "StoreCore", "ControlState", "TelemetryStore", "ClickHouseStore", "Systemd",
-                "Privacy", "Bundles", "SupportConsole", "OTLP", "CMalloc",
+                "Privacy", "Bundles", "SupportConsole", "OTLP", "ProcessMemory",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -196,8 +199,9 @@ let package = Package(
             ]),
 
         // MARK: Tests
-        /// What the process-driving tests share: the built daemon as a child process (port
-        /// learned from its readiness notification), a notify socket, reaping by pid.
+        /// What the test targets share: the built daemon as a child process (port learned from
+        /// its readiness notification), a notify socket, reaping by pid; and the requests,
+        /// fixtures and follow client that process and in-process suites both use.
         .target(
             name: "TestSupport",
             dependencies: [
@@ -230,6 +234,7 @@ let package = Package(
                 "Systemd", .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
+        .testTarget(name: "ProcessMemoryTests", dependencies: ["ProcessMemory"]),
         .testTarget(
             name: "PrivacyTests",
             dependencies: ["Privacy", "TelemetryModel", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]),
@@ -238,6 +243,7 @@ let package = Package(
             dependencies: [
                 "ClickHouseStore", "TelemetryStore", "TelemetryModel", "Compression", "TestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "InfoPlistTests", dependencies: ["InfoPlist", "TelemetryModel"]),
         .testTarget(
@@ -247,6 +253,7 @@ let package = Package(
             name: "TelemetryServerTests",
             dependencies: [
                 "TelemetryServer", "ControlState", "Compression", "OTLP", "TestSupport", "Systemd", "Privacy", "Bundles",
+                "ProcessMemory",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -9,7 +9,8 @@
 #   5. the benchmark suite in smoke mode, so it never rots (figures are not asserted), after a
 #      two-shard private ClickHouse (scripts/clickhouse/smoke.sh) the backend and peer rely on,
 #      and the API contract suites of 1 run again on the ClickHouse backend
-#      (scripts/clickhouse/contract.sh);
+#      (scripts/clickhouse/contract.sh), and every statement the backend sends replayed on
+#      a current ClickHouse embedded by PyPI's chdb (scripts/clickhouse/modern.sh);
 #   6. the OpenTelemetry Python SDK installed for the OTLP interoperability test (part of 1);
 #   7. the .deb built from this tree (debug binaries) and installed into a throw-away root;
 #   8. `swift format lint --strict` with the checked-in .swift-format (generated code excluded);
@@ -52,6 +53,8 @@ step "clickhouse smoke" ./scripts/clickhouse/smoke.sh
 # The API contract suites again, every test daemon on a private ClickHouse (the backend
 # switch is in Tests/TestSupport/TestBackend.swift, the suites in Tests/contract-suites.txt).
 step "clickhouse contract" ./scripts/clickhouse/contract.sh
+# Every statement the backend sends, replayed on a current ClickHouse (chdb, in process).
+step "clickhouse modern" ./scripts/clickhouse/modern.sh
 step "bench smoke" env BENCH_BIN=.build/debug ./scripts/bench.sh --smoke
 step "deb package" ./scripts/deb-test.sh
 step "soak (5 min)" ./scripts/soak.sh --short

@@ -18,10 +18,15 @@ public final class ClickHouseClient: Sendable {
     private let http: HTTPClient
     private let preferred = Mutex(0)
     private let parameterMode = Mutex<Bool?>(nil)
+    private let observer: (@Sendable (ClickHouseExchange) -> Void)?
 
-    public init(configuration: ClickHouseConfiguration) {
+    /// `observer` (a test seam) is told every statement built with ``ClickHouseSQL`` that this
+    /// client completed, with its answer: a test replays the daemon's own statements on
+    /// another engine from it (scripts/clickhouse/modern.sh).
+    public init(configuration: ClickHouseConfiguration, observer: (@Sendable (ClickHouseExchange) -> Void)? = nil) {
         precondition(!configuration.endpoints.isEmpty, "ClickHouse needs at least one endpoint")
         self.configuration = configuration
+        self.observer = observer
         var http = HTTPClient.Configuration()
         http.timeout = .init(connect: .seconds(3), read: .seconds(configuration.requestTimeoutSeconds))
         // Answers are asked for gzip-compressed (`enable_http_compression=1`) and inflated
@@ -45,14 +50,18 @@ public final class ClickHouseClient: Sendable {
     /// `database` and returns the answer's bytes in the statement's `FORMAT`.
     public func execute(_ sql: ClickHouseSQL, database: String? = nil, settings: [(String, String)] = []) async throws -> [UInt8] {
         let (text, parameters) = try await render(sql)
-        return try await send(sql: text, database: database, settings: settings, data: nil, parameters: parameters)
+        let answer = try await send(sql: text, database: database, settings: settings, data: nil, parameters: parameters)
+        observer?(ClickHouseExchange(statement: sql, rows: nil, answer: answer))
+        return answer
     }
 
     /// Runs a statement on one endpoint only, without failing over: schema set-up, which
     /// every endpoint (shard) of this collector must get.
     public func execute(_ sql: ClickHouseSQL, on endpoint: URL, database: String? = nil) async throws -> [UInt8] {
         let (text, parameters) = try await render(sql)
-        return try await send(sql: text, database: database, settings: [], data: nil, parameters: parameters, only: endpoint)
+        let answer = try await send(sql: text, database: database, settings: [], data: nil, parameters: parameters, only: endpoint)
+        observer?(ClickHouseExchange(statement: sql, rows: nil, answer: answer))
+        return answer
     }
 
     /// Inserts `rows` (already in `format`, e.g. JSONEachRow) into `table` of `database`,
@@ -61,7 +70,8 @@ public final class ClickHouseClient: Sendable {
         into table: String, database: String, format: StaticString, rows: [UInt8], settings: [(String, String)] = []
     ) async throws {
         let statement: ClickHouseSQL = "INSERT INTO \(identifier: database).\(identifier: table) FORMAT \(identifier: format.description)"
-        _ = try await send(sql: statement.inlined(), database: database, settings: settings, data: rows, parameters: [])
+        let answer = try await send(sql: statement.inlined(), database: database, settings: settings, data: rows, parameters: [])
+        observer?(ClickHouseExchange(statement: statement, rows: rows, answer: answer))
     }
 
     private func render(_ sql: ClickHouseSQL) async throws -> (String, [(name: String, value: String)]) {
@@ -167,4 +177,12 @@ public final class ClickHouseClient: Sendable {
         }
         return .unreachable(endpoint: endpoint, detail: "\(error)")
     }
+}
+
+/// One statement a ``ClickHouseClient`` sent, as the binder built it, and the answer it got.
+public struct ClickHouseExchange: Sendable {
+    public var statement: ClickHouseSQL
+    /// An insert's rows, in the statement's `FORMAT`; nil for any other statement.
+    public var rows: [UInt8]?
+    public var answer: [UInt8]
 }

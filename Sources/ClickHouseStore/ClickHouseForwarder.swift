@@ -109,7 +109,6 @@ public final class ClickHouseForwarder: Service, Sendable {
                 }
             }
         }
-        try? await client.shutdown()
     }
 
     /// Ships what the spool holds now, both environments, and the incidents; returns the

@@ -21,6 +21,8 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
         /// How far the follow watermark trails the clock, and how often it is polled.
         public var followLag: Duration = .seconds(2)
         public var followPoll: Duration = .milliseconds(250)
+        /// How old ClickHouse's part sizes in ``sizes()`` may be before a read measures again.
+        public var sizesMaxAge: Duration = .seconds(30)
         public init() {}
     }
 
@@ -29,6 +31,7 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
     let fence: ReadFence
     let reader: ClickHouseRecordReader
     let watermark: FollowWatermark
+    let diskUsage: ClickHouseDiskUsage
 
     /// `spool` takes every write and is what the forwarder drains; `clock` and `sleep` time the
     /// fence and the follow poller (tests pass their own); `metrics` counts fence timeouts.
@@ -46,6 +49,7 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
         reader = ClickHouseRecordReader(client: client, database: database)
         watermark = FollowWatermark(
             client: client, database: database, clock: clock, lag: tuning.followLag, interval: tuning.followPoll, sleep: sleep)
+        diskUsage = ClickHouseDiskUsage(client: client, clock: clock, maxAge: tuning.sizesMaxAge)
     }
 
     func database(_ env: TelemetryEnvironment) -> String {
@@ -119,10 +123,11 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
         return reach
     }
 
-    /// Nothing to rebuild: this backend keeps no rollups, stats aggregate the records in
-    /// ClickHouse when asked. Answers honestly that no row was written.
+    /// Refused with ``RollupsNotKept``: this backend keeps no rollups (stats aggregate the
+    /// records in ClickHouse when asked), so there is nothing to rebuild, and an answer of
+    /// zero rows would read as a rebuild that found no records.
     public func rebuildRollups(env: TelemetryEnvironment) async throws -> RollupRebuildResult {
-        RollupRebuildResult()
+        throw RollupsNotKept()
     }
 
     /// This collector's own incidents are in its spool from the moment they were
@@ -223,7 +228,18 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
         return stream
     }
 
-    /// The spool's size on this collector's disk: what this collector holds. ClickHouse's
-    /// own sizes are in its `system.parts`.
-    public func sizes() -> PerEnvironment<Int64> { spool.sizes() }
+    /// Bytes on disk per environment: this collector's spool, plus ClickHouse's active parts
+    /// of this backend's tables on every endpoint it knows, as last measured (see
+    /// ``ClickHouseDiskUsage``: a stale measurement is renewed in the background).
+    public func sizes() -> PerEnvironment<Int64> {
+        let spooled = spool.sizes()
+        let stored = diskUsage.latest()
+        return PerEnvironment { spooled[$0].saturatingAdding(stored[$0]) }
+    }
+
+    /// Measures ClickHouse's part sizes now, so the next ``sizes()`` includes them; returns them.
+    @discardableResult
+    public func refreshClickHouseSizes() async throws -> PerEnvironment<Int64> {
+        try await diskUsage.refresh()
+    }
 }

@@ -63,7 +63,8 @@ public enum MetricName: String, CaseIterable, Sendable {
         case .commitDuration: "Time to make one group-commit batch durable."
         case .commitQueueRecords: "Records waiting for the next durable commit."
         case .compressionRatio: "Raw to compressed size of the last committed batch."
-        case .storeSize: "Bytes on disk of the record store, per environment."
+        case .storeSize:
+            "Bytes on disk of the record store, per environment (ClickHouse backend: the spool plus ClickHouse's active parts, as last measured)."
         case .retentionDeletedRecords: "Records deleted by retention, by environment."
         case .retentionPasses: "Retention passes, by environment and what started them (timer, growth of the store, demand)."
         case .compactionSegments: "Segments the compactor wrote from smaller stored rows, by environment."

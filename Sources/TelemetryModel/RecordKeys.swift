@@ -74,3 +74,27 @@ public struct LineError: Error, Sendable, Hashable, Codable {
         self.error = error
     }
 }
+
+extension DecodedRecord {
+    /// The memory the record holds while ingest has it: its slot in an array, its JSON, and
+    /// the heap text of its keys, dedup id and message. Ingest charges it to the request's
+    /// in-flight budget once a body is decoded, so the budget bounds what a daemon behind its
+    /// clients holds, not only the bodies' bytes (decoded, a 465-byte event holds about twice
+    /// that).
+    public var heldBytes: Int {
+        var total = MemoryLayout<DecodedRecord>.stride + Self.heapBlock(json.count)
+        total += Self.heapText(keys.appId) + Self.heapText(keys.deviceId) + Self.heapText(keys.sessionId)
+        total += Self.heapText(keys.identity) + Self.heapText(keys.name) + Self.heapText(keys.detail)
+        total += Self.heapText(keys.incident)
+        if let eventId { total += Self.heapText(eventId) }
+        if let message { total += Self.heapText(message) }
+        return total
+    }
+
+    /// A heap block of `bytes` payload: Swift's 32-byte object header and glibc's 8-byte chunk
+    /// header, rounded up to glibc's 16-byte granule.
+    static func heapBlock(_ bytes: Int) -> Int { (bytes + 32 + 8 + 15) & ~15 }
+
+    /// A string's heap block, or nothing when it fits inline (15 UTF-8 bytes on 64-bit).
+    static func heapText(_ text: String) -> Int { text.utf8.count > 15 ? heapBlock(text.utf8.count) : 0 }
+}

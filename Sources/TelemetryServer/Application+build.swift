@@ -67,8 +67,9 @@ public struct DaemonComponents: Sendable {
                 faults: commitFaults)
             self.forwarder = forwarder
             // No compactor: spool rows live only until shipped, and the spool reader and its
-            // per-batch deletes expect the group commit's batches, not segments.
-            storeServices = [sqlite.committer, forwarder]
+            // per-batch deletes expect the group commit's batches, not segments. The client's
+            // owner goes first, so it is stopped last, after the reads, retention and forwarder.
+            storeServices = [ClickHouseClientService(client: client), sqlite.committer, forwarder]
         } else {
             store = sqlite
             forwarder = nil
@@ -159,7 +160,9 @@ public func buildRouter(
     }
     HealthRoutes(checks: checks + hooks.readinessChecks).register(on: api)
     let admission = IngestAdmission(
-        limits: .init(maxInFlightBytes: c.configuration.maxInFlightBytes, maxQueuedRecords: c.configuration.maxQueuedRecords),
+        limits: .init(
+            maxInFlightBytes: c.configuration.maxInFlightBytes, maxQueuedRecords: c.configuration.maxQueuedRecords,
+            maxWait: .milliseconds(c.configuration.maxAdmissionWaitMilliseconds)),
         commitQueue: c.commitQueue, disk: c.disk, metrics: c.metrics.factory, spool: spoolLimit)
     let rateLimiter = TokenRateLimiter(
         recordsPerSecond: { settings.current.perTokenRecordsPerSecond }, clock: c.clock, metrics: c.metrics.factory)

@@ -34,7 +34,7 @@ final class ClickHouseStoreFixture: @unchecked Sendable {
 
     init(
         database: String = "mamr", tuning: ClickHouseRecordStore.Tuning = .init(), clock: any WallClock = SystemWallClock(),
-        forwarding: Bool = true
+        forwarding: Bool = true, observer: (@Sendable (ClickHouseExchange) -> Void)? = nil
     )
         async throws
     {
@@ -42,7 +42,8 @@ final class ClickHouseStoreFixture: @unchecked Sendable {
         self.clock = clock
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("chstore-\(UUID().uuidString)")
         spool = try SQLiteRecordStore(directory: directory, clock: clock, metrics: NOOPMetricsHandler.instance)
-        client = ClickHouseClient(configuration: .init(endpoints: server.urls, database: database, requestTimeoutSeconds: 5))
+        client = ClickHouseClient(
+            configuration: .init(endpoints: server.urls, database: database, requestTimeoutSeconds: 5), observer: observer)
         try await ClickHouseMigrator(client: client).migrate()
         store = ClickHouseRecordStore(spool: spool, client: client, tuning: tuning, clock: clock, metrics: metrics)
         var shipping = ClickHouseForwarder.Tuning()

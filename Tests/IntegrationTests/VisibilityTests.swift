@@ -2,16 +2,13 @@ import Foundation
 import TestSupport
 import Testing
 
-/// What a caller without the `pii` scope sees of stored data, over every path the built
-/// daemon offers (issue 11, item 2): `GET /v1/logs` as JSON and NDJSON, follow streams as
-/// NDJSON and server-sent events, the incident view and a bundle. Verbose text and incident
-/// descriptions are withheld (not merely e-mail-scrubbed), `contains=` cannot find what the
-/// caller is not shown, and the pseudonym a `pii` token looks up is the one everyone else sees.
+/// What a caller without the `pii` scope sees of stored data (issue 11, item 2), in the two
+/// places checked against the built daemon: bundles (unpacked with unzip and tar) and the
+/// pseudonym a `pii` token looks up, by route and by CLI, which is the one everyone else sees.
+/// Queries, follow streams and the incident view are TelemetryServerTests.VisibilityRouteTests.
 @Suite(.serialized) struct VisibilityTests {
-    static let upn = "Megan.Bowen@Contoso.com"
-    /// Text that may only reach a `pii` holder: a name, a refresh token, the description.
-    static let secrets = ["Jane Roe", "refresh_token", "s3cr3t-value", "boss", "megan.bowen"]
-    static var marker: Regex<(Substring, Substring)> { /\[withheld: [0-9]+ chars, (text-[0-9a-f]{24})\]/ }
+    static let upn = VisibilityFixture.upn
+    static var marker: Regex<(Substring, Substring)> { VisibilityFixture.marker }
 
     /// A daemon with one device's logs (a chatty verbose record among them), an incident,
     /// and tokens for each kind of caller.
@@ -28,18 +25,7 @@ import Testing
             readPII = try await d.createToken(name: "reader-pii", scopes: ["read", "pii"])
             bundle = try await d.createToken(name: "support", scopes: ["bundle"])
             bundlePII = try await d.createToken(name: "support-pii", scopes: ["bundle", "pii"])
-            let logs = [
-                VisibilityTests.verbose("Refreshing token for Jane Roe (refresh_token=s3cr3t-value)", device: device),
-                #"{"level":"info","message":"policy check-in completed","appId":"com.contoso.mail","deviceId":"\#(device)","identity":"\#(VisibilityTests.upn)"}"#,
-            ]
-            #expect(try await d.ingestLogs(logs.joined(separator: "\n")).0 == 200)
-            let (status, answer) = try await d.diagnose([
-                "appId": "com.contoso.mail", "deviceId": device, "identity": VisibilityTests.upn,
-                "description": "My boss Jane Roe says attachments fail",
-                "logs": [["level": "error", "message": "attachment viewer crashed"]],
-            ])
-            #expect(status == 201)
-            incident = try #require((answer["incident"] as? [String: Any])?["id"] as? String)
+            incident = try await VisibilityFixture.store(device: device, through: d)
         }
 
         func get(_ path: String, token: String, accept: String = "application/json") async throws -> (Int, String) {
@@ -54,84 +40,7 @@ import Testing
         }
     }
 
-    static func verbose(_ message: String, device: String) -> String {
-        let object: [String: Any] = [
-            "level": "verbose", "message": message, "component": "MSAL", "details": "asked by Jane Roe",
-            "appId": "com.contoso.mail", "deviceId": device, "identity": upn,
-        ]
-        return String(decoding: try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
-    }
-
-    static func leaks(_ text: String) -> [String] {
-        secrets.filter { text.lowercased().contains($0.lowercased()) }
-    }
-
-    @Test func queryAnswersWithholdVerboseTextAndContainsCannotProbeIt() async throws {
-        let s = try await Setup()
-        defer { s.d.cleanUp() }
-        for accept in ["application/json", "application/x-ndjson"] {
-            let (status, body) = try await s.get("/v1/logs?device=\(s.device)", token: s.read, accept: accept)
-            #expect(status == 200)
-            #expect(Self.leaks(body).isEmpty, "\(accept) answer shows \(Self.leaks(body)): \(body)")
-            #expect(body.contains("policy check-in completed"), "non-verbose text stays readable")
-            #expect(body.matches(of: Self.marker).count == 2, "message and the free field of the verbose record: \(body)")
-        }
-        let shown = try await s.logs("device=\(s.device)", token: s.read)
-        let verbose = try #require(shown.first { $0["level"] as? String == "verbose" })
-        #expect(verbose["component"] as? String == "MSAL" && verbose["deviceId"] as? String == s.device)
-        let pseudonym = try #require(verbose["identity"] as? String)
-        #expect(pseudonym.hasPrefix("user-"))
-
-        // contains= matches what the caller is shown, nothing else.
-        for probe in ["refresh", "Jane", "megan", "contoso.com"] {
-            #expect(try await s.logs("device=\(s.device)&contains=\(probe)", token: s.read).isEmpty, "contains=\(probe) found hidden text")
-        }
-        #expect(try await s.logs("device=\(s.device)&contains=refresh", token: s.readPII).count == 1)
-        #expect(try await s.logs("device=\(s.device)&contains=megan", token: s.readPII).count == 3)
-        #expect(try await s.logs("device=\(s.device)&contains=\(pseudonym)", token: s.read).count == 3)
-        let digest = try #require((verbose["message"] as? String)?.firstMatch(of: Self.marker)?.1)
-        #expect(try await s.logs("device=\(s.device)&contains=\(digest)", token: s.read).count == 1)
-
-        // The pii holder sees the record as stored, except the credential, which is masked for
-        // every caller (and cannot be probed with contains=).
-        let raw = try await s.logs("device=\(s.device)", token: s.readPII).filter { $0["level"] as? String == "verbose" }
-        let message = try #require(raw.first?["message"] as? String)
-        #expect(message.wholeMatch(of: /Refreshing token for Jane Roe \(refresh_token=token-[0-9a-f]{24}\)/) != nil, "\(message)")
-        #expect(try await s.logs("device=\(s.device)&contains=s3cr3t", token: s.readPII).isEmpty)
-    }
-
-    @Test(arguments: [false, true])
-    func followStreamsWithholdVerboseText(serverSentEvents: Bool) async throws {
-        let s = try await Setup()
-        defer { s.d.cleanUp() }
-        let stream = try await FollowClient.open(
-            s.d, query: "follow=true&device=\(s.device)", serverSentEvents: serverSentEvents, token: s.read)
-        #expect(try await stream.waitFor(message: "policy check-in completed"))
-        #expect(try await s.d.ingestLogs(Self.verbose("live: Jane Roe typed s3cr3t-value", device: s.device)).0 == 200)
-        #expect(
-            try await s.d.ingestLogs(#"{"level":"warning","message":"live marker","appId":"com.contoso.mail","deviceId":"\#(s.device)"}"#).0
-                == 200)
-        #expect(try await stream.waitFor(message: "live marker", timeout: .seconds(5)))
-        let text = stream.rawText
-        try await stream.close()
-        #expect(Self.leaks(text).isEmpty, "follow stream shows \(Self.leaks(text)): \(text)")
-        let verbose = stream.records.filter { $0["level"] as? String == "verbose" }
-        #expect(verbose.count == 2, "backlog and live verbose records: \(text)")
-        #expect(verbose.allSatisfy { ($0["message"] as? String)?.wholeMatch(of: Self.marker) != nil })
-    }
-
-    @Test func incidentViewWithholdsTheDescription() async throws {
-        let s = try await Setup()
-        defer { s.d.cleanUp() }
-        let (status, body) = try await s.get("/v1/incidents/\(s.incident)", token: s.read)
-        #expect(status == 200)
-        #expect(Self.leaks(body).isEmpty, "incident view shows \(Self.leaks(body)): \(body)")
-        let view = parseJSON(Array(body.utf8))
-        #expect((view["description"] as? String)?.wholeMatch(of: Self.marker) != nil, "\(body)")
-        #expect((view["identity"] as? String)?.hasPrefix("user-") == true)
-        let raw = parseJSON(Array(try await s.get("/v1/incidents/\(s.incident)", token: s.readPII).1.utf8))
-        #expect(raw["description"] as? String == "My boss Jane Roe says attachments fail")
-    }
+    static func leaks(_ text: String) -> [String] { VisibilityFixture.leaks(text) }
 
     /// Every member of a device bundle and of an incident bundle, and the manifest's counts
     /// checked against the files.

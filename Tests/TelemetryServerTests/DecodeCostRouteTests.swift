@@ -70,10 +70,10 @@ import Testing
         try await admission.admit(bytes: 1000) { _ in
             let refusal = await IngestAdmissionTests.refusal {
                 try await admission.admit(bytes: body.count) { budget in
-                    try OTLPLogsDecoder().decode(body, encoding: .protobuf, receivedAt: 0, charge: budget.grow(by:))
+                    try OTLPLogsDecoder().decode(body, encoding: .protobuf, receivedAt: 0, charge: budget.holdDecoded)
                 }
             }
-            guard case .inFlightFull(let limit, whileInflating: true)? = refusal else {
+            guard case .inFlightFull(let limit, .decoded)? = refusal else {
                 Issue.record("a body decoding to ~2 MB was decoded inside a 1 MB budget: \(String(describing: refusal))")
                 return
             }

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessMemory
 import Testing
 
 @testable import TelemetryServer

@@ -1,7 +1,9 @@
 import Foundation
 import Metrics
+import Synchronization
 import TelemetryModel
 import TelemetryStore
+import TestSupport
 import Testing
 
 @testable import TelemetryServer
@@ -45,12 +47,12 @@ import Testing
         // An idle daemon takes a body larger than the whole budget: it is never refused forever.
         #expect(await Self.refusal { try await admission.admit(bytes: 500) { _ in } } == nil)
         try await admission.admit(bytes: 60) { _ in
-            guard case .inFlightFull(let limit, let inflating)? = await Self.refusal({ try await admission.admit(bytes: 50) { _ in } })
+            guard case .inFlightFull(let limit, let stage)? = await Self.refusal({ try await admission.admit(bytes: 50) { _ in } })
             else {
                 Issue.record("160 bytes in flight were admitted past maxInFlightBytes=100")
                 return
             }
-            #expect(limit == 100 && !inflating)
+            #expect(limit == 100 && stage == .atTheDoor)
             #expect(await Self.refusal { try await admission.admit(bytes: 40) { _ in } } == nil, "60 + 40 fits")
         }
         // Everything was given back, the refused request's reservation included.
@@ -72,7 +74,7 @@ import Testing
                     try younger.grow(by: 20)
                     Issue.record("the younger request grew past maxInFlightBytes=100")
                 } catch {
-                    guard case .inFlightFull(limit: 100, whileInflating: true) = error else {
+                    guard case .inFlightFull(limit: 100, .inflating) = error else {
                         Issue.record("unexpected refusal \(error)")
                         return
                     }
@@ -106,5 +108,109 @@ import Testing
         #expect(limit == 3)
         await parked.drain()
         #expect(try await waiting.value.stored == 5, "the queued request is committed, not lost")
+    }
+
+    /// A request that does not fit waits at the door, in arrival order, and is admitted as
+    /// soon as the requests ahead give their bytes back: a daemon behind its clients holds
+    /// the budget, not every connection's body, and answers no 503 for a short burst.
+    @Test func aRequestThatDoesNotFitWaitsForRoomInArrivalOrder() async throws {
+        let parked = try Parked()
+        let admission = IngestAdmission(
+            limits: .init(maxInFlightBytes: 100, maxQueuedRecords: 1000, maxWait: .seconds(600)), commitQueue: parked.store.committer,
+            disk: nil, metrics: NOOPMetricsHandler.instance)
+        final class Order: Sendable {
+            let list = Mutex<[String]>([])
+            func append(_ step: String) { list.withLock { $0.append(step) } }
+            var steps: [String] { list.withLock { $0 } }
+        }
+        let order = Order()
+        let (release, releaser) = AsyncStream.makeStream(of: Void.self)
+        let holder = Task {
+            try await admission.admit(bytes: 90) { _ in
+                for await _ in release { break }
+                order.append("holder done")
+            }
+        }
+        while admission.inFlightBytes < 90 { await Task.yield() }
+        let first = Task { try await admission.admit(bytes: 60) { _ in order.append("first") } }
+        while admission.waitingCount < 1 { await Task.yield() }
+        let second = Task { try await admission.admit(bytes: 5) { _ in order.append("second") } }
+        while admission.waitingCount < 2 { await Task.yield() }
+        // 5 bytes would fit beside the holder, but the line is kept: the second waits too.
+        #expect(order.steps.isEmpty)
+        releaser.yield()
+        try await holder.value
+        try await first.value
+        try await second.value
+        #expect(order.steps == ["holder done", "first", "second"])
+        #expect(admission.waitingCount == 0)
+        await parked.drain()
+    }
+
+    /// Waiting is bounded: past `maxWait` the request is refused at the door, naming the
+    /// limit, and leaves the line; a client that goes away leaves it at once.
+    @Test func aWaitingRequestIsRefusedAfterMaxWaitOrWhenCancelled() async throws {
+        let parked = try Parked()
+        let admission = IngestAdmission(
+            limits: .init(maxInFlightBytes: 100, maxQueuedRecords: 1000, maxWait: .milliseconds(20)), commitQueue: parked.store.committer,
+            disk: nil, metrics: NOOPMetricsHandler.instance)
+        try await admission.admit(bytes: 100) { _ in
+            guard case .inFlightFull(100, .atTheDoor)? = await Self.refusal({ try await admission.admit(bytes: 1) { _ in } }) else {
+                Issue.record("a request waited past maxWait or was admitted past the budget")
+                return
+            }
+            #expect(admission.waitingCount == 0)
+        }
+        let patient = IngestAdmission(
+            limits: .init(maxInFlightBytes: 100, maxQueuedRecords: 1000, maxWait: .seconds(600)), commitQueue: parked.store.committer,
+            disk: nil, metrics: NOOPMetricsHandler.instance)
+        try await patient.admit(bytes: 100) { _ in
+            let waiting = Task { try await patient.admit(bytes: 1) { _ in } }
+            while patient.waitingCount < 1 { await Task.yield() }
+            waiting.cancel()
+            guard case .inFlightFull(100, .atTheDoor)? = await Self.refusal({ try await waiting.value }) else {
+                Issue.record("a cancelled request was not refused")
+                return
+            }
+            #expect(patient.waitingCount == 0)
+        }
+        await parked.drain()
+    }
+
+    /// The decoded records are charged too: a body whose wire bytes fit beside an older
+    /// request but whose records do not is refused before anything is stored, naming the
+    /// limit; the oldest request's records are always taken.
+    @Test func decodedRecordsAreChargedToTheBudget() async throws {
+        let parked = try Parked()
+        let admission = IngestAdmission(
+            limits: .init(maxInFlightBytes: 4000, maxQueuedRecords: 1000), commitQueue: parked.store.committer, disk: nil,
+            metrics: NOOPMetricsHandler.instance)
+        var random = SeededRandom(seed: 28)
+        let records = (0..<10).map { i in
+            let device = (0..<36).map { _ in "0123456789abcdef".randomElement(using: &random)! }
+            let json = #"{"name":"AppLaunch","appId":"com.contoso.outlook","deviceId":"\#(String(device))","eventId":"e\#(i)"}"#
+            return DecodedRecord(
+                json: Array(json.utf8),
+                keys: RecordKeys(time: Int64(i), appId: "com.contoso.outlook", deviceId: String(device), name: "AppLaunch"),
+                flags: .unspecified, eventId: "e\(i)")
+        }
+        let held = records.reduce(0) { $0 + $1.heldBytes }
+        // Each record holds its JSON, its device id's text and its own slot at least.
+        #expect(held >= records.reduce(0) { $0 + $1.json.count + 36 + MemoryLayout<DecodedRecord>.stride })
+        try await admission.admit(bytes: 1000) { oldest in
+            try await admission.admit(bytes: 100) { younger in
+                do throws(IngestRefusal) {
+                    try younger.holdDecoded(4000 - 1100 + 1)
+                    Issue.record("decoded records were held past maxInFlightBytes=4000")
+                } catch {
+                    guard case .inFlightFull(limit: 4000, .decoded) = error else {
+                        Issue.record("unexpected refusal \(error)")
+                        return
+                    }
+                }
+                #expect(throws: Never.self) { try oldest.holdDecoded(held) }
+            }
+        }
+        await parked.drain()
     }
 }

@@ -84,7 +84,10 @@ extension ConfigurationKey {
             help: "most values one OTLP request decodes into"),
         .integer(
             "limits.maxInFlightBytes", .limits, .needsRestart, \.maxInFlightBytes, (1 << 20)...(64 << 30),
-            help: "ingest body bytes processed at once (503 past it)"),
+            help: "ingest body and decoded record bytes held at once"),
+        .integer(
+            "limits.maxAdmissionWaitMilliseconds", .limits, .needsRestart, \.maxAdmissionWaitMilliseconds, 0...60_000,
+            help: "how long a request waits for in-flight room (503 after it)"),
         .integer(
             "limits.perTokenRecordsPerSecond", .limits, .applied, \.perTokenRecordsPerSecond, 0...100_000_000,
             help: "records per second one token may ingest (0 = no limit)"),

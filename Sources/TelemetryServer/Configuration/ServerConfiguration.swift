@@ -24,8 +24,11 @@ public struct ServerConfiguration: Sendable {
     public var maxBodyBytes: Int = 16 << 20
     public var inflateLimits = Inflate.Limits()
 
-    /// Bytes of ingest bodies being processed at once; past it, 503 + Retry-After.
-    public var maxInFlightBytes: Int = 256 << 20
+    /// Bytes of ingest bodies and their decoded records held at once; a request that does
+    /// not fit waits up to `maxAdmissionWaitMilliseconds`, then gets 503 + Retry-After.
+    public var maxInFlightBytes: Int = 64 << 20
+    /// How long a request waits at the door for in-flight room before it is refused.
+    public var maxAdmissionWaitMilliseconds: Int = 1000
     /// Records per second one token may ingest (bursts of two seconds); 0 = no limit.
     public var perTokenRecordsPerSecond: Int = 0
     /// Records waiting for the committer; past it, 503 + Retry-After.

@@ -9,22 +9,62 @@ import TelemetryModel
 /// silently dropped; past the disk high-water mark it is 507. The client keeps the data and
 /// retries (1DS convention).
 ///
-/// The in-flight bytes are the wire body (reserved at the door) plus every decompressed
-/// byte, reserved as the inflater produces it: a small gzip body that inflates to the
-/// decompression limit costs what it really costs, so many of them cannot all be admitted.
-/// The oldest request in flight may always grow (bounded by the decompression limits), so
-/// bodies racing for the budget never all refuse one another: at least one finishes.
+/// The in-flight bytes are the wire body (reserved at the door), every decompressed byte
+/// (reserved as the inflater produces it) and the decoded records (reserved once decoded,
+/// `DecodedRecord.heldBytes`): a small gzip body that inflates to the decompression limit
+/// costs what it really costs, so many of them cannot all be admitted. The oldest request in
+/// flight may always grow (bounded by the decompression limits), so bodies racing for the
+/// budget never all refuse one another: at least one finishes.
+///
+/// A request that does not fit waits at the door, in arrival order, up to `maxWait` for
+/// the requests ahead of it to finish, and only then is refused. Its body is not read while
+/// it waits (it stays in the socket), so waiting costs no memory: a daemon behind its clients
+/// holds at most the budget, instead of every connection's records at once, and a burst is
+/// smoothed instead of answered 503.
 final class IngestAdmission: Sendable {
     struct Limits: Sendable, Hashable {
         var maxInFlightBytes: Int
         var maxQueuedRecords: Int
+        /// How long a request that does not fit waits for room before it is refused.
+        var maxWait: Duration = .zero
     }
 
-    /// The bytes in flight and who holds them, in admission order.
-    struct InFlight {
+    /// A request waiting for room, resumed with its ticket when admitted or nil when it
+    /// gave up (waited `maxWait`, or its client went away).
+    private struct Waiter {
+        var id: Int
+        var bytes: Int
+        var continuation: CheckedContinuation<Int?, Never>
+    }
+
+    /// The bytes in flight and who holds them, in admission order, and who waits.
+    private struct InFlight {
         var bytes = 0
         var nextTicket = 0
         var tickets: Set<Int> = []
+        var waiting: [Waiter] = []
+        var nextWaiter = 0
+
+        func fits(_ bytes: Int, limit: Int) -> Bool { self.bytes == 0 || self.bytes + bytes <= limit }
+
+        /// Takes `bytes` under a new ticket.
+        mutating func take(_ bytes: Int) -> Int {
+            self.bytes += bytes
+            nextTicket += 1
+            tickets.insert(nextTicket)
+            return nextTicket
+        }
+
+        /// Admits the waiters at the head of the line that fit now; the caller resumes them
+        /// outside the lock.
+        mutating func admitWaiting(limit: Int) -> [(CheckedContinuation<Int?, Never>, Int?)] {
+            var admitted: [(CheckedContinuation<Int?, Never>, Int?)] = []
+            while let first = waiting.first, fits(first.bytes, limit: limit) {
+                waiting.removeFirst()
+                admitted.append((first.continuation, take(first.bytes)))
+            }
+            return admitted
+        }
     }
 
     private let limits: Limits
@@ -64,22 +104,82 @@ final class IngestAdmission: Sendable {
             refused("spool_full")
             throw IngestRefusal.spoolFull(limit: limit, waiting: waiting)
         }
-        let admitted = inFlight.withLock { f -> (ticket: Int, total: Int)? in
-            // An idle daemon takes any body, so one near the limit is never refused forever.
-            guard f.bytes == 0 || f.bytes + bytes <= limits.maxInFlightBytes else { return nil }
-            f.bytes += bytes
-            f.nextTicket += 1
-            f.tickets.insert(f.nextTicket)
-            return (f.nextTicket, f.bytes)
-        }
-        guard let admitted else {
+        guard let ticket = await enter(bytes) else {
             refused("inflight_bytes")
-            throw IngestRefusal.inFlightFull(limit: limits.maxInFlightBytes, whileInflating: false)
+            throw IngestRefusal.inFlightFull(limit: limits.maxInFlightBytes, stage: .atTheDoor)
         }
-        depthGauge.record(admitted.total)
-        let reservation = InFlightReservation(admission: self, ticket: admitted.ticket, bytes: bytes)
+        let reservation = InFlightReservation(admission: self, ticket: ticket, bytes: bytes)
         defer { reservation.release() }
         return try await body(reservation)
+    }
+
+    /// Bytes held by admitted requests now.
+    var inFlightBytes: Int { inFlight.withLock { $0.bytes } }
+
+    /// Requests waiting for room now.
+    var waitingCount: Int { inFlight.withLock { $0.waiting.count } }
+
+    /// Takes `bytes` of the budget: at once when nobody waits and they fit (an idle daemon
+    /// takes any body, so one near the limit is never refused forever), else after the
+    /// requests ahead have made room; nil after `maxWait` or when the task is cancelled.
+    private func enter(_ bytes: Int) async -> Int? {
+        let limit = limits.maxInFlightBytes
+        enum Door {
+            case admitted(ticket: Int, total: Int)
+            case refused
+            case wait
+        }
+        let door = inFlight.withLock { f -> Door in
+            if f.waiting.isEmpty, f.fits(bytes, limit: limit) { return .admitted(ticket: f.take(bytes), total: f.bytes) }
+            return limits.maxWait > .zero ? .wait : .refused
+        }
+        switch door {
+        case .admitted(let ticket, let total):
+            depthGauge.record(total)
+            return ticket
+        case .refused:
+            return nil
+        case .wait:
+            break
+        }
+        let id = inFlight.withLock { f -> Int in
+            f.nextWaiter += 1
+            return f.nextWaiter
+        }
+        let maxWait = limits.maxWait
+        let deadline = ContinuousClock.now + maxWait
+        let timer = Task { [weak self] in
+            try await Task.sleep(until: deadline)
+            self?.giveUp(id)
+        }
+        defer { timer.cancel() }
+        let ticket = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Int?, Never>) in
+                let ready = inFlight.withLock { f -> [(CheckedContinuation<Int?, Never>, Int?)] in
+                    f.waiting.append(Waiter(id: id, bytes: bytes, continuation: continuation))
+                    // Room may have been made between the first look and now.
+                    return f.admitWaiting(limit: limit)
+                }
+                for (waiter, ticket) in ready { waiter.resume(returning: ticket) }
+                // The timer or the cancellation may have fired before the waiter was in line.
+                if Task.isCancelled || ContinuousClock.now >= deadline { giveUp(id) }
+            }
+        } onCancel: {
+            giveUp(id)
+        }
+        depthGauge.record(inFlight.withLock { $0.bytes })
+        return ticket
+    }
+
+    /// Takes a waiter out of the line (resumed with nil) if it is still in it; the requests
+    /// behind it may fit now.
+    private func giveUp(_ id: Int) {
+        let resume = inFlight.withLock { f -> [(CheckedContinuation<Int?, Never>, Int?)] in
+            guard let at = f.waiting.firstIndex(where: { $0.id == id }) else { return [] }
+            let waiter = f.waiting.remove(at: at)
+            return [(waiter.continuation, nil)] + f.admitWaiting(limit: limits.maxInFlightBytes)
+        }
+        for (waiter, ticket) in resume { waiter.resume(returning: ticket) }
     }
 
     /// Adds `bytes` to a reservation unless that passes the limit; the oldest request in
@@ -96,18 +196,21 @@ final class IngestAdmission: Sendable {
     }
 
     fileprivate func release(_ ticket: Int, bytes: Int) {
-        let left = inFlight.withLock { f -> Int in
+        let (left, admitted) = inFlight.withLock { f -> (Int, [(CheckedContinuation<Int?, Never>, Int?)]) in
             f.bytes -= bytes
             f.tickets.remove(ticket)
-            return f.bytes
+            let admitted = f.admitWaiting(limit: limits.maxInFlightBytes)
+            return (f.bytes, admitted)
         }
+        for (waiter, ticket) in admitted { waiter.resume(returning: ticket) }
         depthGauge.record(left)
     }
 
-    /// The refusal when a body's decompressed bytes would pass the budget mid-inflate.
-    fileprivate var inflateRefusal: IngestRefusal {
+    /// The refusal when a request's decompressed bytes or decoded records would pass the
+    /// budget after it was admitted.
+    fileprivate func growthRefusal(_ stage: IngestRefusal.InFlightStage) -> IngestRefusal {
         refused("inflight_bytes")
-        return .inFlightFull(limit: limits.maxInFlightBytes, whileInflating: true)
+        return .inFlightFull(limit: limits.maxInFlightBytes, stage: stage)
     }
 
     private func refused(_ reason: String) {
@@ -128,10 +231,20 @@ final class InFlightReservation: Sendable {
         held = Mutex(bytes)
     }
 
-    /// Reserves `bytes` more, or refuses naming `maxInFlightBytes`.
+    /// Reserves `bytes` more of decompressed body, or refuses naming `maxInFlightBytes`.
     func grow(by bytes: Int) throws(IngestRefusal) {
+        try grow(by: bytes, stage: .inflating)
+    }
+
+    /// Reserves the memory of the request's decoded records, or refuses naming
+    /// `maxInFlightBytes` (nothing is stored then).
+    func holdDecoded(_ bytes: Int) throws(IngestRefusal) {
+        try grow(by: bytes, stage: .decoded)
+    }
+
+    private func grow(by bytes: Int, stage: IngestRefusal.InFlightStage) throws(IngestRefusal) {
         try held.withLock { (mine: inout Int) throws(IngestRefusal) in
-            guard admission.grow(ticket, by: bytes) else { throw admission.inflateRefusal }
+            guard admission.grow(ticket, by: bytes) else { throw admission.growthRefusal(stage) }
             mine += bytes
         }
     }

@@ -12,6 +12,9 @@ struct IngestBatch: Sendable {
     /// A diagnostic upload the user chose to share, with its incident; nil for telemetry.
     var upload: UploadIncident?
 
+    /// The memory the decoded records hold (`DecodedRecord.heldBytes`).
+    var heldBytes: Int { records.values.reduce(0) { total, list in list.reduce(total) { $0 + $1.heldBytes } } }
+
     /// True when the body held anything at all, usable or not.
     var decodedAnything: Bool { !rejected.isEmpty || records.values.contains { !$0.isEmpty } }
 }

@@ -32,18 +32,22 @@ extension IngestPipeline {
         return decoded
     }
 
-    /// `POST /v1/telemetry`: NDJSON or a JSON array of telemetry events.
-    func telemetry(_ body: [UInt8], caller: Token?) async throws(IngestRefusal) -> IngestResult {
+    /// `POST /v1/telemetry`: NDJSON or a JSON array of telemetry events. The native routes
+    /// charge their decoded records to the request's in-flight budget before storing them.
+    func telemetry(_ body: [UInt8], caller: Token?, budget: InFlightReservation) async throws(IngestRefusal) -> IngestResult {
         let now = clock.nowMilliseconds()
         let decoder = TelemetryEventDecoder(limits: configuration.decodeLimits)
         let (records, rejected) = try whole { try decoder.decode(body: body, receivedAt: now) }
         let batch = IngestBatch(records: [.event: records], rejected: rejected, rejectedKind: .event, receivedAt: now)
+        try budget.holdDecoded(batch.heldBytes)
         return try usable(await store(batch, caller: caller), batch)
     }
 
     /// `POST /v1/logs` in the native shapes: NDJSON / a JSON array of log records, or
     /// console text (`text/plain`); `defaults` fill what the records leave out.
-    func logs(_ body: [UInt8], contentType: String?, defaults: LogDefaults, caller: Token?) async throws(IngestRefusal) -> IngestResult {
+    func logs(_ body: [UInt8], contentType: String?, defaults: LogDefaults, caller: Token?, budget: InFlightReservation)
+        async throws(IngestRefusal) -> IngestResult
+    {
         let now = clock.nowMilliseconds()
         let decoder = LogRecordDecoder(limits: configuration.decodeLimits)
         let isText = contentType?.lowercased().hasPrefix("text/plain") == true
@@ -53,6 +57,7 @@ extension IngestPipeline {
                 : try decoder.decodeJSON(body: body, defaults: defaults, receivedAt: now)
         }
         let batch = IngestBatch(records: [.log: records], rejected: rejected, rejectedKind: .log, receivedAt: now)
+        try budget.holdDecoded(batch.heldBytes)
         return try usable(await store(batch, caller: caller), batch)
     }
 
@@ -64,14 +69,14 @@ extension IngestPipeline {
     {
         let now = clock.nowMilliseconds()
         let decoder = OTLPLogsDecoder(limits: configuration.decodeLimits)
-        let batch = try whole { try decoder.decode(body, encoding: encoding, receivedAt: now, charge: budget.grow(by:)) }
+        let batch = try whole { try decoder.decode(body, encoding: encoding, receivedAt: now, charge: budget.holdDecoded) }
         return try await store(
             IngestBatch(records: [.log: batch.logs, .event: batch.events], rejected: batch.rejected, rejectedKind: .log, receivedAt: now),
             caller: caller)
     }
 
     /// `POST /v1/diagnostics`: a user's "share logs" upload, stored as one incident.
-    func diagnostics(_ body: [UInt8], caller: Token?) async throws(IngestRefusal) -> IngestResult {
+    func diagnostics(_ body: [UInt8], caller: Token?, budget: InFlightReservation) async throws(IngestRefusal) -> IngestResult {
         let now = clock.nowMilliseconds()
         let upload: DiagnosticUpload
         do {
@@ -97,6 +102,7 @@ extension IngestPipeline {
             rejected += bad
         }
         let batch = IngestBatch(records: [.log: records], rejected: rejected, rejectedKind: .log, receivedAt: now, upload: incident)
+        try budget.holdDecoded(batch.heldBytes)
         return try await store(batch, caller: caller)
     }
 

@@ -30,13 +30,25 @@ enum IngestRefusal: Error, Sendable {
     case queueFull(limit: Int)
     /// The spool holds more than `clickhouse.spoolMaxBytes` waiting for ClickHouse.
     case spoolFull(limit: Int64, waiting: Int64)
-    /// Ingest holds `maxInFlightBytes` already; `whileInflating` when the body's own
-    /// decompressed bytes took it there.
-    case inFlightFull(limit: Int, whileInflating: Bool)
+    /// Ingest holds `maxInFlightBytes` already: at the door (after waiting its turn), or
+    /// when the request's own decompressed bytes or decoded records took it there.
+    case inFlightFull(limit: Int, stage: InFlightStage)
     /// The store refused the write (`transient`: it cannot take writes now) or failed to commit.
     case storeUnavailable(detail: String, transient: Bool)
     /// Every record was refused; the result lists each line's reason.
     case noValidRecords(IngestResult)
     /// The body holds no records at all.
     case emptyBody
+}
+
+extension IngestRefusal {
+    /// Where a request met the in-flight limit.
+    enum InFlightStage: Sendable, Hashable {
+        /// Before its body was read: the requests ahead did not make room within the wait.
+        case atTheDoor
+        /// While its body was being decompressed.
+        case inflating
+        /// Once its records were decoded (their memory is charged too).
+        case decoded
+    }
 }

@@ -51,11 +51,15 @@ extension IngestRefusal {
             return .unavailable(
                 "ClickHouse is behind: the spool holds \(waiting) bytes, more than clickhouse.spoolMaxBytes=\(limit); retry later",
                 retryAfter: 5)
-        case .inFlightFull(let limit, whileInflating: false):
+        case .inFlightFull(let limit, .atTheDoor):
             return .unavailable("ingest is at its in-flight limit maxInFlightBytes=\(limit); retry later", retryAfter: 1)
-        case .inFlightFull(let limit, whileInflating: true):
+        case .inFlightFull(let limit, .inflating):
             return .unavailable(
                 "the decompressed body would take ingest past its in-flight limit maxInFlightBytes=\(limit); nothing was stored, retry later",
+                retryAfter: 1)
+        case .inFlightFull(let limit, .decoded):
+            return .unavailable(
+                "the decoded records would take ingest past its in-flight limit maxInFlightBytes=\(limit); nothing was stored, retry later",
                 retryAfter: 1)
         case .storeUnavailable(let detail, transient: true):
             return .unavailable("the store cannot take writes right now (\(detail)); retry later", retryAfter: 5)

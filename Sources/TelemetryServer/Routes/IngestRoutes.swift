@@ -17,7 +17,7 @@ struct IngestRoutes: Sendable {
         ingest.post("/v1/telemetry") { request, context in
             try await admitted(request) { budget in
                 let body = try await read(request, route: "telemetry", budget: budget)
-                return answer(try await pipeline.telemetry(body, caller: context.principal))
+                return answer(try await pipeline.telemetry(body, caller: context.principal, budget: budget))
             }
         }
         ingest.post("/v1/logs") { request, context in
@@ -26,7 +26,7 @@ struct IngestRoutes: Sendable {
         ingest.post("/v1/diagnostics") { request, context in
             try await admitted(request) { budget in
                 let body = try await read(request, route: "diagnostics", budget: budget)
-                return answer(try await pipeline.diagnostics(body, caller: context.principal), status: .created)
+                return answer(try await pipeline.diagnostics(body, caller: context.principal, budget: budget), status: .created)
             }
         }
     }
@@ -83,6 +83,6 @@ struct IngestRoutes: Sendable {
         let defaults = LogDefaults(
             appId: param("app", "X-MAM-App-Id"), deviceId: param("device", "X-MAM-Device-Id"),
             sessionId: param("session", "X-MAM-Session-Id"))
-        return answer(try await pipeline.logs(body, contentType: contentType, defaults: defaults, caller: principal))
+        return answer(try await pipeline.logs(body, contentType: contentType, defaults: defaults, caller: principal, budget: budget))
     }
 }

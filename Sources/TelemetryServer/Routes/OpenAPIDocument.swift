@@ -357,7 +357,7 @@ enum OpenAPIDocument {
           /v1/stats/rollups/rebuild:
             post:
               tags: [admin]
-              summary: Recompute the hourly event rollups from the stored records (counts of records retention removed are not recoverable)
+              summary: Recompute the hourly event rollups from the stored records (counts of records retention removed are not recoverable); 409 no_rollups on the ClickHouse backend, which keeps none
               parameters:
                 - {name: env, in: query, allowEmptyValue: true, schema: {type: string, enum: [prod, ppe]}, description: 'Only this environment (default both)'}
               responses:
@@ -379,6 +379,7 @@ enum OpenAPIDocument {
                 '400': {$ref: '#/components/responses/Error'}
                 '401': {$ref: '#/components/responses/Error'}
                 '403': {$ref: '#/components/responses/Error'}
+                '409': {$ref: '#/components/responses/Error'}
           /v1/apps:
             get:
               tags: [admin]

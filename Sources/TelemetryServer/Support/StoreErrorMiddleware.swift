@@ -6,7 +6,8 @@ import StoreCore
 /// The answer to an error no route turned into an `APIError`: a store or backend failure,
 /// or a bug. A read ClickHouse could not answer because it is unreachable or did not answer
 /// in time is a 503 naming ClickHouse (`clickhouse_unavailable`, with `Retry-After`): the
-/// collector is fine and the client should retry. Anything else is a 500 `internal_error`.
+/// collector is fine and the client should retry. A rollup rebuild on the ClickHouse backend,
+/// which keeps none, is a 409 `no_rollups` saying so. Anything else is a 500 `internal_error`.
 /// Either way the message is `StoreFailure`'s: no statement text, bound value or backend
 /// answer is ever written to a client (a database error's own description quotes the SQL);
 /// the whole error goes to the daemon's log.
@@ -29,6 +30,8 @@ struct StoreErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             case .server, .badResponse:
                 throw internalError(error, request)
             }
+        } catch let error as RollupsNotKept {
+            throw APIError(.conflict, code: "no_rollups", message: error.clientDescription)
         } catch {
             throw internalError(error, request)
         }

@@ -14,14 +14,14 @@ import Foundation
 /// is lost: a page needed again is read back from the file. That costs the first request after
 /// a release a few tens of milliseconds (measured: a 3 ms query took 25 ms once, 31 ms with
 /// the page cache dropped too), which is why this runs only at start and after an idle interval
-/// (`HeapTrimService`), never under load.
-enum ColdPages {
+/// (the daemon's heap trim service), never under load.
+public enum ColdPages {
     /// `MADV_PAGEOUT` (Linux 5.4); older kernels refuse it with EINVAL and nothing happens.
     static let pageOut: Int32 = 21
 
     /// Advises every read-only file-backed mapping of this process; returns the bytes advised.
     @discardableResult
-    static func release(mapsPath: String = "/proc/self/maps") -> Int {
+    public static func release(mapsPath: String = "/proc/self/maps") -> Int {
         // Read to the end: a /proc file reports size 0, and a read sized by it stops at a page.
         guard let handle = FileHandle(forReadingAtPath: mapsPath) else { return 0 }
         defer { try? handle.close() }

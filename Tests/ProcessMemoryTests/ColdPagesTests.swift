@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import TelemetryServer
+@testable import ProcessMemory
 
 #if canImport(Glibc)
     import Glibc

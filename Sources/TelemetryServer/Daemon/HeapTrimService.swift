@@ -1,3 +1,4 @@
+import ProcessMemory
 import ServiceLifecycle
 
 /// Trims the heaps (``HeapPolicy/trim()``) while the daemon runs: every `interval`, and at

@@ -7,33 +7,32 @@ import Foundation
 /// should leave the RSS an operator sizes `MemoryMax=` by.
 ///
 /// - Large buffers come from the heap (mmap threshold 32 MiB): with glibc's adaptive
-///   thresholds a query page re-faulted every segment buffer (page faults were 15% of the
-///   daemon's CPU in a scan). Setting either threshold alone is worse than neither: glibc
-///   then stops adapting the other.
+///   thresholds a query page re-faulted every segment buffer. Setting either threshold
+///   alone is worse than neither: glibc then stops adapting the other.
 /// - A heap keeps at most 8 MiB free at its top (trim threshold). glibc trims a thread
 ///   arena's top only when a `free` leaves more than this there, and `malloc_trim` never
-///   trims it, so with the 64 MiB kept before every arena a burst had touched stayed
-///   resident at up to its 64 MiB heap size for good: under steady load the RSS stepped up
-///   by one arena after another (issue 28's soak: 23 -> 273 MiB in 45 minutes).
+///   trims it: above the largest heap a thread arena holds, an arena a burst had filled
+///   would stay resident for good, and under steady load the RSS would step up by one
+///   arena after another.
 /// - At most four arenas (two per core here): threads beyond them share, so what one
 ///   arena keeps free is bounded four times, not once per thread glibc happened to start.
-/// - ``HeapTrimService`` hands back free pages inside the heaps (`malloc_trim`), at once when
+/// - `HeapTrimService` hands back free pages inside the heaps (`malloc_trim`), at once when
 ///   the anonymous RSS has grown by 16 MiB since it last did, and every 10 s anyway.
 ///
 /// The figures behind each number, and what they cost ingest and queries, are in
 /// BENCHMARKS.md. A setting given to glibc directly (`GLIBC_TUNABLES=glibc.malloc.arena_max=8`,
 /// `...trim_threshold=...`, `...mmap_threshold=...`) is left as given.
-enum HeapPolicy {
-    static let mmapThreshold: Int32 = 32 << 20
-    static let trimThreshold: Int32 = 8 << 20
-    static let arenaMax: Int32 = 4
-    /// Growth of the anonymous RSS since the last trim at which ``HeapTrimService`` trims
+public enum HeapPolicy {
+    public static let mmapThreshold: Int32 = 32 << 20
+    public static let trimThreshold: Int32 = 8 << 20
+    public static let arenaMax: Int32 = 4
+    /// Growth of the anonymous RSS since the last trim at which `HeapTrimService` trims
     /// without waiting for its interval.
-    static let growthBeforeTrim: Int64 = 16 << 20
+    public static let growthBeforeTrim: Int64 = 16 << 20
 
     /// Sets the thresholds and the arena cap; called once at start, before the services
     /// start their threads.
-    static func configure(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public static func configure(environment: [String: String] = ProcessInfo.processInfo.environment) {
         let tunables = environment["GLIBC_TUNABLES"] ?? ""
         if !tunables.contains("glibc.malloc.mmap_threshold") { _ = mallopt(M_MMAP_THRESHOLD, mmapThreshold) }
         if !tunables.contains("glibc.malloc.trim_threshold") { _ = mallopt(M_TRIM_THRESHOLD, trimThreshold) }
@@ -42,7 +41,7 @@ enum HeapPolicy {
 
     /// Returns free pages inside the heaps, which glibc's own top-of-heap trim cannot reach,
     /// to the system; a few milliseconds over all arenas.
-    static func trim() {
+    public static func trim() {
         _ = malloc_trim(0)
     }
 }

@@ -2,12 +2,23 @@
 import Foundation
 import PackageDescription
 
+/// The upcoming language features hummingbird builds with, on in the store targets: imports
+/// are internal unless marked `public import`, so the compiler refuses a public signature that
+/// names a GRDB type; members are visible only from modules a file imports; existentials are
+/// spelled `any`.
+let strictLanguage: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
 /// The target graph is ordered by dependency weight, so each library pulls only what it needs
 /// (ARCHITECTURE.md draws it): the wire model and compression need nothing but zlib; privacy
 /// (pseudonyms, redaction), archives and the Info.plist readers are small leaves; all systemd
 /// code (journal, sd_notify, watchdog, socket activation) is one target, glibc heap tuning
-/// another; only the store links GRDB and only the server links Hummingbird. The CLI and the
-/// load generator link neither.
+/// another; callers program against the backend-neutral StoreCore, only the SQLite engine
+/// (TelemetryStore) and the control state link GRDB, and only the server links Hummingbird.
+/// The CLI and the load generator link neither.
 let package = Package(
     name: "mamtelemetryd",
     platforms: [.macOS(.v15)],
@@ -21,6 +32,7 @@ let package = Package(
         // builds nothing more for the daemon, the CLI or the tests.
         .library(name: "TelemetryModel", targets: ["TelemetryModel"]),
         .library(name: "Compression", targets: ["Compression"]),
+        .library(name: "StoreCore", targets: ["StoreCore"]),
         .library(name: "TelemetryStore", targets: ["TelemetryStore"]),
         .library(name: "Privacy", targets: ["Privacy"]),
         .library(name: "Bundles", targets: ["Bundles"]),
@@ -61,22 +73,46 @@ let package = Package(
         // MARK: Libraries
         .target(name: "TelemetryModel"),
         .target(name: "Compression", dependencies: ["CZlib"]),
+        // What every backend shares and every caller programs against: the `RecordStore`,
+        // `CommitQueue`, `RetentionStore` and `Spool` protocols, queries, requests, stored
+        // records, incidents, retention and the disk guard. No GRDB, no SQLite.
+        .target(
+            name: "StoreCore",
+            dependencies: [
+                "TelemetryModel",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictLanguage),
+        // `control.sqlite`: tokens, the app registry, the drop ledger. GRDB stays internal.
+        .target(
+            name: "ControlState",
+            dependencies: [
+                "StoreCore", "TelemetryModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictLanguage),
         .target(
             name: "TelemetryStore",
             dependencies: [
-                "TelemetryModel", "Compression",
+                "StoreCore", "TelemetryModel", "Compression",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]),
+            ],
+            swiftSettings: strictLanguage),
         // The scale-out backend: an HTTP client for ClickHouse, the one SQL binder, the schema and
         // the forwarder that ships the embedded store's committed batches (the spool).
         .target(
             name: "ClickHouseStore",
             dependencies: [
-                "TelemetryModel", "TelemetryStore", "Compression",
+                "TelemetryModel", "StoreCore", "Compression",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -95,10 +131,11 @@ let package = Package(
         // The daemon's memory behaviour: glibc heap thresholds and trims, cold code pages handed
         // back. Nothing else links CMalloc.
         .target(name: "ProcessMemory", dependencies: ["CMalloc"]),
-        .target(name: "Privacy", dependencies: ["TelemetryModel", .product(name: "Crypto", package: "swift-crypto")]),
+        // `RecordVisibility` conforms to the store's `RecordPresenter` here, beside the rule itself.
+        .target(name: "Privacy", dependencies: ["TelemetryModel", "StoreCore", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "Archive", dependencies: ["CArchive", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "InfoPlist", dependencies: ["TelemetryModel"]),
-        .target(name: "Bundles", dependencies: ["TelemetryModel", "TelemetryStore", "Privacy", "Archive"]),
+        .target(name: "Bundles", dependencies: ["TelemetryModel", "StoreCore", "Privacy", "Archive"]),
         // OTLP/HTTP logs: protobuf or JSON bytes in, native records out. The generated code is
         // committed (Generated/README.md says how it was made); only the runtime is a dependency.
         .target(
@@ -116,8 +153,8 @@ let package = Package(
         .target(
             name: "TelemetryServer",
             dependencies: [
-                "TelemetryModel", "Compression", "TelemetryStore", "ClickHouseStore", "Systemd", "Privacy", "Bundles",
-                "SupportConsole", "OTLP", "ProcessMemory",
+                "TelemetryModel", "Compression", "StoreCore", "ControlState", "TelemetryStore", "ClickHouseStore", "Systemd",
+                "Privacy", "Bundles", "SupportConsole", "OTLP", "ProcessMemory",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -183,9 +220,12 @@ let package = Package(
             name: "OTLPTests",
             dependencies: ["OTLP", "TelemetryModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         .testTarget(
+            name: "ControlStateTests", dependencies: ["ControlState", "StoreCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(
             name: "TelemetryStoreTests",
             dependencies: [
-                "TelemetryStore", "Compression", "TestSupport", .product(name: "Metrics", package: "swift-metrics"),
+                "TelemetryStore", "StoreCore", "ControlState", "Compression", "TestSupport",
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
         .testTarget(
@@ -212,7 +252,8 @@ let package = Package(
         .testTarget(
             name: "TelemetryServerTests",
             dependencies: [
-                "TelemetryServer", "Compression", "OTLP", "TestSupport", "Systemd", "Privacy", "Bundles", "ProcessMemory",
+                "TelemetryServer", "ControlState", "Compression", "OTLP", "TestSupport", "Systemd", "Privacy", "Bundles",
+                "ProcessMemory",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

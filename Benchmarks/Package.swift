@@ -26,6 +26,7 @@ let package = Package(
             dependencies: [
                 .product(name: "TelemetryModel", package: "mamtelemetryd"),
                 .product(name: "Compression", package: "mamtelemetryd"),
+                .product(name: "StoreCore", package: "mamtelemetryd"),
                 .product(name: "TelemetryStore", package: "mamtelemetryd"),
                 .product(name: "Privacy", package: "mamtelemetryd"),
                 .product(name: "Bundles", package: "mamtelemetryd"),

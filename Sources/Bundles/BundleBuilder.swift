@@ -1,8 +1,8 @@
 import Archive
 import Foundation
 import Privacy
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// A bundle request with its defaults resolved and checked against the store: what
 /// `BundleBuilder.write` will produce. Built before any byte is streamed so refusals

@@ -1,7 +1,7 @@
 import Archive
 import Privacy
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// The per-record work of one bundle member, done while the store visits the records
 /// (`RecordStore.scan`): each record is redacted for the caller (a `pii` caller's record

@@ -1,6 +1,6 @@
 import Foundation
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// `summary.json`: what a reader wants before opening the NDJSON — the settings flags seen
 /// (telemetry disabled / PPE / verbose), apps, SDK versions and devices, and the enrollment

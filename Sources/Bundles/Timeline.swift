@@ -1,6 +1,6 @@
 import Archive
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// `timeline.txt`: the story a support engineer reads first — launches (with management
 /// type), enrollment calls (operation, status code name and number, duration), SDK actions

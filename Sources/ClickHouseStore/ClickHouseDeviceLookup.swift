@@ -1,5 +1,5 @@
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// Device lookups and a user's devices, answered from the `records` table (with a cluster,
 /// the `Distributed` one, so every shard's devices are found): ClickHouse reads the `device`

@@ -1,4 +1,4 @@
-import TelemetryStore
+import StoreCore
 
 /// Why a request to ClickHouse failed, by the kind of failure an operator acts on
 /// differently: the forwarder retries all of them, metrics count them by `kind`, and only

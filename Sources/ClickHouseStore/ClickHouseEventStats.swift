@@ -1,5 +1,5 @@
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// Event stats as ClickHouse aggregations, handed to the stats builders as the same rollup
 /// rows the embedded store keeps per hour, here per bucket of the asked interval (so the

@@ -2,9 +2,9 @@ import Foundation
 import Logging
 import Metrics
 import ServiceLifecycle
+import StoreCore
 import Synchronization
 import TelemetryModel
-import TelemetryStore
 
 /// Ships the spool's committed batches to ClickHouse and removes each batch from the spool
 /// only once ClickHouse acknowledged its insert: an acknowledged ingest request is on the

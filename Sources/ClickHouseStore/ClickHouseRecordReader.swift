@@ -1,5 +1,5 @@
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// Reads pages of records from a ClickHouse `records` table with the embedded store's
 /// semantics: the same filters (`RecordQuery`), the same cursor (`nextAfter` is the page's

@@ -1,5 +1,5 @@
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// Spool batches as `JSONEachRow` insert bodies for `records`, and incidents for
 /// `incidents`. Every value is derived from the spooled batch alone (ids from its receive

@@ -1,5 +1,5 @@
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// What wakes `follow=true` streams on ClickHouse, where nothing is committed locally that a
 /// reader could see: a poller asks ClickHouse every `interval` for the newest id at or below

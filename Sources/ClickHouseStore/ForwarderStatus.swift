@@ -1,7 +1,7 @@
 import Metrics
+import StoreCore
 import Synchronization
 import TelemetryModel
-import TelemetryStore
 
 /// What `/readyz`, `STATUS=` and ingest admission read of the forwarder: whether its last
 /// attempt reached ClickHouse, and how much waits in the spool.

@@ -1,6 +1,6 @@
 import Metrics
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// Read-your-writes for this collector: a record it acknowledged is in its spool, not yet in
 /// ClickHouse, so before a read the fence waits until every batch that was waiting when the

@@ -1,11 +1,13 @@
 import Bundles
 import ClickHouseStore
+import ControlState
 import Foundation
 import Hummingbird
 import Logging
 import NIOCore
 import Privacy
 import ServiceLifecycle
+import StoreCore
 import SupportConsole
 import Systemd
 import TelemetryModel
@@ -77,11 +79,11 @@ public struct DaemonComponents: Sendable {
         // Bundles spool their members here while they stream out.
         try PrivateFiles.directory(dir.appendingPathComponent("tmp"))
         let control = try ControlDatabase.open(directory: dir)
-        registry = try AppRegistry(pool: control)
+        registry = try AppRegistry(control: control)
         registry.setConfigured(configuration.configuredApps)
         pseudonymizer = try PseudonymKeyFile.load(from: dir.appendingPathComponent("pseudonym.key"))
-        tokens = try TokenStore(pool: control)
-        drops = try DropLedger(pool: control, logger: logger, clock: clock)
+        tokens = try TokenStore(control: control)
+        drops = try DropLedger(control: control, logger: logger, clock: clock)
         let settings = LiveSettings(configuration)
         self.settings = settings
         // On ClickHouse, retention drops ClickHouse partitions and never ages out the spool:

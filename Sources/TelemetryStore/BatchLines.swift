@@ -1,4 +1,5 @@
 import Foundation
+import StoreCore
 
 /// A batch payload inflated once, with its line boundaries found by one `memchr` walk, so a
 /// record is a range of the shared buffer rather than an array of its own.

@@ -1,4 +1,5 @@
 import GRDB
+import StoreCore
 
 /// The `batch` rows of one kind a read visits, in `firstSeq` order, limited to a device-time
 /// window and a record-id range. A narrow window's rows come from ``BatchTimeIndex`` and are

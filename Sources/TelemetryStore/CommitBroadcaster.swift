@@ -1,3 +1,4 @@
+import StoreCore
 import Synchronization
 
 /// Fans commit notices out to every `follow=true` stream. Each subscriber has a small

@@ -1,6 +1,7 @@
 import Logging
 import Metrics
-import ServiceLifecycle
+public import ServiceLifecycle
+import StoreCore
 import Synchronization
 import TelemetryModel
 
@@ -91,10 +92,10 @@ public final class Compactor: Service, Sendable {
     }
 
     private func compact(env: TelemetryEnvironment, kind: RecordKind) async throws -> PassResult {
-        let db = databases[env]
+        let compaction = databases[env].compaction
         let key = "\(env.rawValue)/\(kind.storedCode)"
         let cutoff = clock.nowMilliseconds() - policy.minimumAgeSeconds * 1000
-        let candidates = try await db.compactionCandidates(
+        let candidates = try await compaction.candidates(
             kind: kind, from: resumeAt.withLock { $0[key] ?? 0 }, receivedBefore: cutoff)
         var result = PassResult()
         var start = 0
@@ -122,7 +123,7 @@ public final class Compactor: Service, Sendable {
             guard batchRecords > 0, complete || batchRecords * 2 >= segmentRecords else { continue }
             let faults = self.faults
             guard
-                let outcome = try await db.compact(
+                let outcome = try await compaction.compact(
                     run, kind: kind, worker: worker, midMerge: { try faults.reached(.compactionMidMerge) })
             else { continue }
             try faults.reached(.afterCompaction)

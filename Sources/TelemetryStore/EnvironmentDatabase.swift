@@ -1,6 +1,7 @@
 import Compression
 import Foundation
 import GRDB
+import StoreCore
 import TelemetryModel
 
 /// One environment's SQLite file (WAL mode, `synchronous=FULL`: a commit is on stable
@@ -18,6 +19,20 @@ final class EnvironmentDatabase: Sendable {
     let reads = ReadCounter()
     /// Device index rows this process wrote, so each (app, device) is written once an hour.
     let deviceIndexCache = DeviceIndexCache()
+    /// The files' size and giving deleted pages back.
+    let space: DatabaseSpace
+    /// The committed batches a ClickHouse forwarder ships from this database.
+    let spool: EnvironmentSpool
+    /// Deleting by age and size, scrubbing verbose records.
+    let retention: EnvironmentRetention
+    /// Hourly event rollups: stats reads, rebuilds.
+    let rollups: EnvironmentRollups
+    /// Device lookups and the user's devices.
+    let deviceIndex: DeviceIndex
+    /// Record pages, scans, incidents.
+    let reader: SQLiteRecordReader
+    /// Merging small batches into segments.
+    let compaction: SegmentCompaction
 
     init(
         env: TelemetryEnvironment, directory: URL, configuration: StoreConfiguration,
@@ -41,7 +56,14 @@ final class EnvironmentDatabase: Sendable {
         let path = directory.appendingPathComponent("records.sqlite").path
         try PrivateFiles.database(path)
         pool = try DatabasePool(path: path, configuration: config)
-        try enableIncrementalVacuum(notice: maintenance)
+        space = DatabaseSpace(env: env, directory: directory, pool: pool)
+        spool = EnvironmentSpool(env: env, pool: pool, space: space)
+        retention = EnvironmentRetention(pool: pool, space: space)
+        rollups = EnvironmentRollups(pool: pool, reads: reads)
+        deviceIndex = DeviceIndex(pool: pool)
+        compaction = SegmentCompaction(pool: pool)
+        reader = SQLiteRecordReader(env: env, pool: pool, resumeBlocks: resumeBlocks, reads: reads)
+        try space.enableIncrementalVacuum(notice: maintenance)
         try StoreSchema.migrator.migrate(pool)
     }
 
@@ -55,61 +77,5 @@ final class EnvironmentDatabase: Sendable {
         var prepared: PreparedGroup? = nil
         /// The devices of the group's records, for the device index (nil: the writer finds them).
         var sightings: DeviceSightings? = nil
-    }
-
-    func incident(id: String) async throws -> Incident? {
-        let env = self.env
-        return try await pool.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM incident WHERE id = ? OR guid = ?", arguments: [id, id.lowercased()])
-            else { return nil }
-            return Self.incident(row, env: env)
-        }
-    }
-
-    /// A page of incidents, newest first (the `incident_created` index).
-    func incidents(_ q: IncidentQuery) async throws -> IncidentPage {
-        let env = self.env
-        return try await pool.read { db in
-            var clauses: [(String, [any DatabaseValueConvertible])] = []
-            if let v = q.since { clauses.append(("createdAt >= ?", [v])) }
-            if let v = q.until { clauses.append(("createdAt <= ?", [v])) }
-            if let v = q.app { clauses.append(("appId = ?", [v])) }
-            if let v = q.apps {
-                clauses.append(("appId IN (\(Array(repeating: "?", count: v.count).joined(separator: ",")))", v.sorted()))
-            }
-            if let v = q.device { clauses.append(("deviceId = ?", [v])) }
-            if let a = q.after { clauses.append(("(createdAt < ? OR (createdAt = ? AND id < ?))", [a.createdAt, a.createdAt, a.id])) }
-            var sql = "SELECT * FROM incident WHERE " + (["1"] + clauses.map(\.0)).joined(separator: " AND ")
-            var arguments = clauses.flatMap(\.1)
-            sql += " ORDER BY createdAt DESC, id DESC LIMIT ?"
-            arguments.append(max(q.limit, 0) + 1)
-            let found = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { Self.incident($0, env: env) }
-            return IncidentPage.cut(found, q)
-        }
-    }
-
-    static func incident(_ row: Row, env: TelemetryEnvironment) -> Incident {
-        Incident(
-            id: row["id"], guid: row["guid"], env: env, appId: row["appId"], deviceId: row["deviceId"],
-            sessionId: row["sessionId"], identity: row["identity"], description: row["description"],
-            createdAt: row["createdAt"], recordCount: row["recordCount"], firstTime: row["firstTime"],
-            lastTime: row["lastTime"])
-    }
-
-    func latestID() async throws -> Int64 {
-        try await pool.read { db in
-            (try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'nextSeq'") ?? 1) - 1
-        }
-    }
-
-    /// Bytes of this environment's files (database, WAL, shared memory).
-    func sizeOnDisk() -> Int64 {
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        var total: Int64 = 0
-        for f in files {
-            let attrs = try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(f).path)
-            total += (attrs?[.size] as? NSNumber)?.int64Value ?? 0
-        }
-        return total
     }
 }

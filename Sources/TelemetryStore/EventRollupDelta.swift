@@ -1,6 +1,7 @@
 import Compression
 import Foundation
 import GRDB
+import StoreCore
 import TelemetryModel
 
 /// The rollup rows a set of stored events adds, gathered in memory and then added to the

@@ -1,7 +1,8 @@
 import Foundation
 import Logging
 import Metrics
-import ServiceLifecycle
+public import ServiceLifecycle
+public import StoreCore
 import Synchronization
 import TelemetryModel
 
@@ -18,7 +19,7 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
         var environments: [TelemetryEnvironment]
         /// Each environment's groups, one per kind, with their batches prepared.
         var groups: [TelemetryEnvironment: [EnvironmentDatabase.Group]]
-        var continuation: CheckedContinuation<AppendOutcomes, Error>
+        var continuation: CheckedContinuation<AppendOutcomes, any Error>
 
         var isCrossEnvironment: Bool { environments.count > 1 }
     }

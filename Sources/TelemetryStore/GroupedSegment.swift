@@ -1,4 +1,5 @@
 import Compression
+import StoreCore
 import TelemetryModel
 
 /// The compacted form of a row since segments are grouped by app: the row's records split

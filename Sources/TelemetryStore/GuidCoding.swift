@@ -1,3 +1,5 @@
+import StoreCore
+
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -1,3 +1,4 @@
+import StoreCore
 import TelemetryModel
 
 /// The per-record index keys of one batch, stored beside the compressed payload so queries

@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// The in-memory half of a commit's rollup update (``EventRollupDelta``: one row per hour ×
 /// event × app × detail × status code, plus latency sketches), on its own and without a

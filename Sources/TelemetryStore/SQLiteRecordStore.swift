@@ -1,16 +1,25 @@
-import Foundation
-import Logging
-import Metrics
+public import Foundation
+public import Logging
+public import Metrics
+public import StoreCore
 import Synchronization
-import TelemetryModel
+public import TelemetryModel
 
 /// The embedded default store: one SQLite database per environment under the data
 /// directory (`prod/records.sqlite`, `ppe/records.sqlite`), zlib-compressed batches, and a
 /// group committer in front. Run `committer` in the service group; appends wait for it.
 /// The application builder is the one place that chooses this backend; everything else
 /// sees ``RecordStore``, ``RetentionStore`` and ``CommitQueue``.
-public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
+public final class SQLiteRecordStore: RecordStore, RetentionStore {
     let databases: PerEnvironment<EnvironmentDatabase>
+    /// Each environment's space and spool, held directly rather than reached through its
+    /// database: the retention and spool answers below come from them.
+    let spaces: PerEnvironment<DatabaseSpace>
+    let spools: PerEnvironment<EnvironmentSpool>
+    let retention: PerEnvironment<EnvironmentRetention>
+    let rollups: PerEnvironment<EnvironmentRollups>
+    let deviceIndex: PerEnvironment<DeviceIndex>
+    let readers: PerEnvironment<SQLiteRecordReader>
     let broadcaster = CommitBroadcaster()
     public let committer: GroupCommitter
     /// Merges old batches into segments; run it in the service group beside retention.
@@ -33,6 +42,12 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
                 maintenance: maintenance)
         }
         databases = dbs
+        spaces = dbs.map(\.space)
+        spools = dbs.map(\.spool)
+        retention = dbs.map(\.retention)
+        rollups = dbs.map(\.rollups)
+        deviceIndex = dbs.map(\.deviceIndex)
+        readers = dbs.map(\.reader)
         let recovered = try CrossEnvironmentCommit(databases: dbs).recover()
         if recovered.records > 0 {
             logger.notice(
@@ -51,22 +66,22 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
     }
 
     public func query(_ query: RecordQuery) async throws -> RecordPage {
-        try await databases[query.env].query(query)
+        try await readers[query.env].query(query)
     }
 
     public func scan(_ query: RecordQuery, announcePageEnd: Bool, _ visit: @Sendable (ScanEvent) -> Void) async throws -> Int64? {
-        try await databases[query.env].scan(query, announcePageEnd: announcePageEnd, visit)
+        try await readers[query.env].scan(query, announcePageEnd: announcePageEnd, visit)
     }
 
     public func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws {
-        try await databases[scan.env].eventStats(scan, visit)
+        try await rollups[scan.env].eventStats(scan, visit)
     }
 
     /// Reads the window's enrollment calls' keys (rollups hold no devices).
     public func enrollmentReach(env: TelemetryEnvironment, since: Int64, until: Int64, app: String?) async throws -> EnrollmentReach {
         let builder = Mutex(EnrollmentReach.Builder())
         let scan = EventStatsScan(env: env, name: EventName.enrollmentCall, since: since, until: until, app: app, rollupHours: nil)
-        try await databases[env].eventStats(scan) { input in
+        try await rollups[env].eventStats(scan) { input in
             guard case .record(let k) = input, k.time >= since, k.time <= until, app == nil || k.appId == app else { return }
             builder.withLock { $0.add(k) }
         }
@@ -74,38 +89,38 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
     }
 
     public func rebuildRollups(env: TelemetryEnvironment) async throws -> RollupRebuildResult {
-        try await databases[env].rebuildRollups()
+        try await rollups[env].rebuild()
     }
 
     public func incident(id: String) async throws -> Incident? {
         for env in TelemetryEnvironment.allCases {
-            if let found = try await databases[env].incident(id: id) { return found }
+            if let found = try await readers[env].incident(id: id) { return found }
         }
         return nil
     }
 
     public func incidents(_ query: IncidentQuery) async throws -> IncidentPage {
-        try await databases[query.env].incidents(query)
+        try await readers[query.env].incidents(query)
     }
 
     public func findDevices(_ lookup: DeviceLookup) async throws -> DeviceLookupResult {
-        try await databases[lookup.env].findDevices(lookup)
+        try await deviceIndex[lookup.env].find(lookup)
     }
 
     public func devices(
         usedBy user: IdentitySelector, env: TelemetryEnvironment, apps: Set<String>?, since: Int64?, until: Int64?, limit: Int
     ) async throws -> [String] {
-        try await databases[env].devices(usedBy: user.normalized, apps: apps, since: since, until: until, limit: limit)
+        try await deviceIndex[env].devices(usedBy: user.normalized, apps: apps, since: since, until: until, limit: limit)
     }
 
     public func latestID(env: TelemetryEnvironment) async throws -> Int64 {
-        try await databases[env].latestID()
+        try await readers[env].latestID()
     }
 
     public func commits() -> AsyncStream<CommitNotice> { broadcaster.subscribe() }
 
     public func sizes() -> PerEnvironment<Int64> {
-        databases.map { $0.sizeOnDisk() }
+        spaces.map { $0.sizeOnDisk() }
     }
 
     // MARK: RetentionStore
@@ -113,54 +128,24 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore, Spool {
     public func applyRetention(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, nowMs: Int64, returnFreeSpace: Bool)
         async throws -> RetentionResult
     {
-        try await databases[env].applyRetention(limits, nowMs: nowMs, returnFreeSpace: returnFreeSpace)
+        try await retention[env].apply(limits, nowMs: nowMs, returnFreeSpace: returnFreeSpace)
     }
 
     public func usedBytes(env: TelemetryEnvironment) async throws -> Int64? {
-        try await databases[env].usedBytes()
+        try await spaces[env].usedBytes()
     }
 
     public func returnFreeSpace(env: TelemetryEnvironment) async throws -> Int64 {
-        try await databases[env].returnFreePages()
+        try await spaces[env].returnFreePages()
     }
 
     public func oldestReceivedAt(_ retentionClass: RetentionClass, env: TelemetryEnvironment) async throws -> Int64? {
-        try await databases[env].oldestReceivedAt(retentionClass)
+        try await retention[env].oldestReceivedAt(retentionClass)
     }
 
     public func deleteOldest(_ retentionClass: RetentionClass, env: TelemetryEnvironment, atLeast bytes: Int64) async throws
         -> RetentionResult
     {
-        try await databases[env].deleteOldest(retentionClass, atLeast: bytes)
-    }
-
-    // MARK: Spool
-
-    public func unshippedBatches(env: TelemetryEnvironment, after: Int64, limit: Int) async throws -> [SpoolBatch] {
-        try await databases[env].unshippedBatches(after: after, limit: limit)
-    }
-
-    public func removeShipped(env: TelemetryEnvironment, batchIDs: [Int64]) async throws {
-        try await databases[env].removeShipped(batchIDs: batchIDs)
-    }
-
-    public func unshippedIncidents(env: TelemetryEnvironment) async throws -> [Incident] {
-        try await databases[env].unshippedIncidents()
-    }
-
-    public func markIncidentsShipped(env: TelemetryEnvironment, ids: [String]) async throws {
-        try await databases[env].markIncidentsShipped(ids: ids)
-    }
-
-    public func depth(env: TelemetryEnvironment) async throws -> SpoolDepth {
-        try await databases[env].spoolDepth()
-    }
-
-    public func maintain(env: TelemetryEnvironment, limits: RetentionPolicy.Limits, nowMs: Int64) async throws -> RetentionResult {
-        try await databases[env].maintainSpool(limits, nowMs: nowMs)
-    }
-
-    public func unshippedBatchIDs(env: TelemetryEnvironment) async throws -> ClosedRange<Int64>? {
-        try await databases[env].unshippedBatchIDs()
+        try await retention[env].deleteOldest(retentionClass, atLeast: bytes)
     }
 }

@@ -1,4 +1,5 @@
 import Compression
+import StoreCore
 import TelemetryModel
 
 /// The compacted form of a row of `batch`: the records of many adjacent small batches of one

@@ -134,7 +134,7 @@ enum StoreSchema {
                       PRIMARY KEY (hour, name, appId, detail)
                     ) WITHOUT ROWID;
                     """)
-            _ = try EnvironmentDatabase.rebuildRollups(db)
+            _ = try EnvironmentRollups.rebuild(db)
         }
         m.registerMigration("v4-incident-shipped") { db in
             // Whether a remote backend acknowledged the incident (the spool's forwarder sets
@@ -171,7 +171,7 @@ enum StoreSchema {
                     CREATE INDEX device_index_lower ON device_index(deviceLower);
                     CREATE INDEX incident_created ON incident(createdAt);
                     """)
-            try EnvironmentDatabase.rebuildDeviceIndex(db)
+            try DeviceIndex.rebuild(db)
         }
         return m
     }

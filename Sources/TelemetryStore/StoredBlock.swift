@@ -1,5 +1,6 @@
 import Compression
 import Foundation
+import StoreCore
 import TelemetryModel
 
 /// The records of one `batch` row, whichever format wrote it: a group-commit batch (ids

@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import Metrics
 import Privacy
+import StoreCore
 import TelemetryModel
 import TelemetryStore
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Metrics
 import ServiceLifecycle
+import StoreCore
 import Synchronization
 import TelemetryModel
 import TestSupport

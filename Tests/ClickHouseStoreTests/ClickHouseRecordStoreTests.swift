@@ -1,6 +1,7 @@
 import Foundation
 import Metrics
 import MetricsTestKit
+import StoreCore
 import Synchronization
 import TelemetryModel
 import TestSupport

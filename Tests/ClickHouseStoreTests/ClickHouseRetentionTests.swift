@@ -2,6 +2,7 @@ import ClickHouseStore
 import Foundation
 import Logging
 import Metrics
+import StoreCore
 import TelemetryModel
 import TelemetryStore
 import TestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StoreCore
 import Synchronization
 import TelemetryModel
 import TestSupport

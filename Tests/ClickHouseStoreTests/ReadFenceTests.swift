@@ -1,5 +1,6 @@
 import Metrics
 import MetricsTestKit
+import StoreCore
 import TelemetryModel
 import TestSupport
 import Testing

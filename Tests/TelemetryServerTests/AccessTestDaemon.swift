@@ -1,8 +1,10 @@
+import ControlState
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import StoreCore
 import TelemetryModel
 import TelemetryStore
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import StoreCore
 import Synchronization
 import TelemetryStore
 import Testing

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Privacy
+import StoreCore
 import TelemetryModel
 import TelemetryStore
 import Testing

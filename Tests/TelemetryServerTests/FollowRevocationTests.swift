@@ -1,3 +1,4 @@
+import ControlState
 import Foundation
 import GRDB
 import HTTPTypes
@@ -69,7 +70,7 @@ import Testing
             let (token, secret) = try await tokens.create(
                 name: "follower", scopes: [.read, .pii], apps: change == .appsChangedOnReload ? ["com.contoso.a"] : [], now: 0)
             // What another process writes before `systemctl reload`.
-            let control = try ControlDatabase.open(directory: daemon.components.configuration.dataDirectory)
+            let control = try DatabasePool(path: ControlDatabase.file(in: daemon.components.configuration.dataDirectory).path)
             let expected: String
             let (status, body) = try await Self.follow(daemon, client, secret: secret, serverSentEvents: serverSentEvents) {
                 switch change {

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import StoreCore
 import TelemetryModel
 import TelemetryStore
 import TestSupport

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import OTLP
+import StoreCore
 import SwiftProtobuf
 import TelemetryModel
 import TelemetryStore

@@ -1,4 +1,5 @@
 import Compression
+import ControlState
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,3 +1,4 @@
+import ControlState
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -190,7 +191,7 @@ import Testing
             #expect(try await client.execute(uri: "/v1/tokens/\(id)", method: .delete, headers: admin) { $0.status } == .noContent)
             #expect(try await events(secret) == 401)
             // What a restart reads: a fresh token store on the same control database.
-            let restarted = try TokenStore(pool: try ControlDatabase.open(directory: daemon.directory))
+            let restarted = try TokenStore(control: try ControlDatabase.open(directory: daemon.directory))
             #expect(restarted.token(id: id)?.revoked == true)
             #expect(restarted.authenticate(secret) == nil)
             var searched = 0

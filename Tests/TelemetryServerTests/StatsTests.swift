@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import StoreCore
 import TelemetryModel
 import TelemetryStore
 import Testing

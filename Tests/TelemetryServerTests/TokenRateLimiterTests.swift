@@ -1,3 +1,4 @@
+import ControlState
 import Metrics
 import Synchronization
 import TelemetryModel

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import Metrics
+import StoreCore
 import TelemetryModel
 import TestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import Metrics
+import StoreCore
 import Synchronization
 import TelemetryModel
 import TestSupport

@@ -2,6 +2,7 @@ import Compression
 import Foundation
 import GRDB
 import Metrics
+import StoreCore
 import TelemetryModel
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StoreCore
 import TelemetryModel
 import TestSupport
 import Testing
@@ -44,7 +45,7 @@ import Testing
             for (i, r) in records.enumerated() where !dropped.contains(i) { stored[r.keys.deviceId, default: []].insert(r.keys.appId) }
         }
         let incremental = try await Self.indexRows(f.store, .prod)
-        try await f.store.databases[.prod].pool.write { db in try EnvironmentDatabase.rebuildDeviceIndex(db) }
+        try await f.store.databases[.prod].pool.write { db in try DeviceIndex.rebuild(db) }
         #expect(try await Self.indexRows(f.store, .prod) == incremental)
         #expect(Set(incremental.map { String($0.split(separator: "|")[0]) }) == Set(stored.keys))
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MetricsTestKit
+import StoreCore
 import Synchronization
 import TelemetryModel
 import Testing

@@ -1,3 +1,4 @@
+import StoreCore
 import TelemetryModel
 import Testing
 

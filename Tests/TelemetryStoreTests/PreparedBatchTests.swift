@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StoreCore
 import TelemetryModel
 import Testing
 

@@ -1,5 +1,7 @@
+import ControlState
 import Foundation
 import Metrics
+import StoreCore
 import TelemetryModel
 import Testing
 
@@ -42,7 +44,7 @@ import Testing
         let records = (0..<50).map { StoreFixture.event(identity: "jane@contoso.com", time: Int64($0)) }
         _ = try await store.append(AppendRequest(kind: .event, receivedAt: 1, records: [.prod: records, .ppe: records]))
         let control = try ControlDatabase.open(directory: data)
-        _ = try await TokenStore(pool: control).create(name: "t", scopes: [.read], apps: [], now: 0)
+        _ = try await TokenStore(control: control).create(name: "t", scopes: [.read], apps: [], now: 0)
 
         let names = Set(Self.modes(under: data).map { URL(fileURLWithPath: $0.path).lastPathComponent })
         for name in ["records.sqlite", "records.sqlite-wal", "records.sqlite-shm", "control.sqlite", "control.sqlite-wal"] {

@@ -1,4 +1,5 @@
 import Foundation
+import StoreCore
 import TelemetryModel
 import Testing
 
@@ -40,7 +41,7 @@ import Testing
         let first = try await f.store.query(RecordQuery(kind: .log, limit: 5, order: .asc))
         #expect(first.records.allSatisfy { String(decoding: $0.json, as: UTF8.self).contains("secret") })
         // Verbose records past their retention are scrubbed in place: same row id, new bytes.
-        let scrubbed = try await f.store.databases[.prod].pool.write { try EnvironmentDatabase.scrubVerbose(olderThan: 10, db: $0) }
+        let scrubbed = try await f.store.databases[.prod].pool.write { try EnvironmentRetention.scrubVerbose(olderThan: 10, db: $0) }
         #expect(scrubbed == 20)
         let second = try await f.store.query(RecordQuery(kind: .log, limit: 5, after: first.nextAfter, order: .asc))
         #expect(second.records.count == 5)

@@ -18,7 +18,7 @@ import Testing
         let queue = try DatabaseQueue(path: f.directory.appendingPathComponent("prod/records.sqlite").path)
         var out = (steps: 0, deleted: 0)
         try queue.inTransaction { db in
-            let statement = try db.makeStatement(sql: EnvironmentDatabase.deleteDedupIds)
+            let statement = try db.makeStatement(sql: EnvironmentRetention.deleteDedupIds)
             try statement.execute(arguments: [1, 20, RecordKind.event.storedCode])
             out = (Int(sqlite3_stmt_status(statement.sqliteStatement, SQLITE_STMTSTATUS_VM_STEP, 0)), db.changesCount)
             return .rollback

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import Metrics
+import StoreCore
 import Synchronization
 import TelemetryModel
 import Testing

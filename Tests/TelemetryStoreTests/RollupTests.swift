@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import Metrics
+import StoreCore
 import Synchronization
 import TelemetryModel
 import TestSupport
@@ -222,13 +223,13 @@ import Testing
         let window = (since: Self.base, until: Self.base + Self.hour - 1)
         var limits = RetentionPolicy.Limits(eventsMaxAge: 30 * 86_400, logsMaxAge: nil, verboseLogsMaxAge: nil, maxBytes: nil)
         #expect(limits.rollupsMaxAge == RetentionPolicy.Limits.defaultRollupsMaxAge)
-        let removed = try await f.store.databases[.prod].applyRetention(limits, nowMs: now)
+        let removed = try await f.store.retention[.prod].apply(limits, nowMs: now)
         #expect(removed.records == 5 && removed.rollupRows == 0)
         let kept = try await Self.bothWays(f.store, name: EventName.enrollmentCall, since: window.since, until: window.until)
         #expect(kept.records.counts.isEmpty, "the records are gone")
         #expect(kept.rollups.counts.values.reduce(0, +) == 5, "whole hours still count them")
         limits.rollupsMaxAge = 90 * 86_400
-        let expired = try await f.store.databases[.prod].applyRetention(limits, nowMs: now)
+        let expired = try await f.store.retention[.prod].apply(limits, nowMs: now)
         #expect(expired.rollupRows == 1)
         let gone = try await Self.bothWays(f.store, name: EventName.enrollmentCall, since: window.since, until: window.until)
         #expect(gone.rollups.counts.isEmpty)

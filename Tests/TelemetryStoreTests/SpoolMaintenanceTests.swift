@@ -1,4 +1,5 @@
 import Foundation
+import StoreCore
 import TelemetryModel
 import Testing
 

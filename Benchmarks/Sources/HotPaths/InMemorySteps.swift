@@ -3,6 +3,7 @@ import Compression
 import Crypto
 import Foundation
 import Privacy
+import StoreCore
 import TelemetryModel
 import TelemetryStore
 

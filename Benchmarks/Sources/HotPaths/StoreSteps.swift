@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import StoreCore
 import TelemetryModel
 import TelemetryStore
 

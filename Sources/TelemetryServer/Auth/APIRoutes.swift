@@ -1,8 +1,8 @@
+import ControlState
 import HTTPTypes
 import Hummingbird
 import Logging
 import Synchronization
-import TelemetryStore
 
 /// The only way routes join the daemon's router: each is registered on a group that carries
 /// its `RouteAccess` and `AppRule`, so the access a route needs is written next to the route

@@ -1,8 +1,8 @@
+import ControlState
 import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import TelemetryStore
 
 /// Enforces one route group's declared `RouteAccess` and `AppRule` before its handlers run.
 /// It is added to the group the routes are registered on, so the check applies to exactly

@@ -1,6 +1,7 @@
+import ControlState
 import Hummingbird
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// How a route's answer depends on apps, declared where the route is registered next to
 /// the scope it needs (`api.requiring(.read, apps: .perApp)`), so a token bound to apps is

@@ -1,7 +1,7 @@
+import ControlState
 import Foundation
 import Hummingbird
 import TelemetryModel
-import TelemetryStore
 
 /// `POST /v1/tokens`, `GET /v1/tokens`, `DELETE /v1/tokens/{id}` (admin scope), behind
 /// `mamtelemetryctl tokens create|list|revoke`. The secret is in the create answer only.

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import Systemd
 import TelemetryModel
-import TelemetryStore
 
 /// Every configuration key the daemon reads, once, in the order the loader reads them.
 /// Add a key here and it is read, range-checked, compared on reload, accepted as a flag,

@@ -1,5 +1,5 @@
+import StoreCore
 import Synchronization
-import TelemetryStore
 
 /// The settings a running daemon takes on `systemctl reload` (SIGHUP) without a restart.
 /// Components read them at the moment they need them (the retention pass, the disk check,

@@ -1,5 +1,6 @@
 import Compression
 import Foundation
+import StoreCore
 import Systemd
 import TelemetryModel
 import TelemetryStore

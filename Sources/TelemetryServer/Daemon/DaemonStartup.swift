@@ -2,6 +2,7 @@ import ClickHouseStore
 import Foundation
 import Logging
 import ProcessMemory
+import StoreCore
 import Systemd
 import TelemetryModel
 import TelemetryStore

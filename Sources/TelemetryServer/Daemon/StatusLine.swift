@@ -1,5 +1,6 @@
 import ClickHouseStore
 import Foundation
+import StoreCore
 import Synchronization
 import Systemd
 import TelemetryModel

@@ -1,5 +1,5 @@
+import ControlState
 import TelemetryModel
-import TelemetryStore
 
 /// Which apps a caller may store records for. An ingest token bound to apps may store only
 /// their records, whatever the route, the body format, or where a record's app id came

@@ -1,7 +1,7 @@
 import Metrics
+import StoreCore
 import Synchronization
 import TelemetryModel
-import TelemetryStore
 
 /// Backpressure at the door: a bound on the bytes ingest requests hold in
 /// memory at once, and on the records waiting for the committer. Past either bound the

@@ -1,5 +1,5 @@
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// What one request's body decoded to, on its way to the store: the usable records by kind,
 /// the lines refused while decoding, and how the request is treated.

@@ -1,6 +1,6 @@
+import ControlState
 import Metrics
 import TelemetryModel
-import TelemetryStore
 
 /// Collector-side ingest counters, labelled by kind, environment and route. Labels stay
 /// low-cardinality: no app, device or identity values (drops and rejections are counted by

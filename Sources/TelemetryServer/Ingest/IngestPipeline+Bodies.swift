@@ -1,8 +1,8 @@
 import Compression
+import ControlState
 import Foundation
 import OTLP
 import TelemetryModel
-import TelemetryStore
 
 /// The body formats the ingest routes take, each decoded into an `IngestBatch` and stored.
 /// Callers pass the body bytes as read and the header values as plain strings.

@@ -1,7 +1,8 @@
+import ControlState
 import Logging
+import StoreCore
 import Systemd
 import TelemetryModel
-import TelemetryStore
 
 /// The path every ingest request takes once its body is read: undo Content-Encoding, decode
 /// the records, enforce the caller's app binding and rate limit, apply the privacy flags

@@ -1,5 +1,5 @@
+import ControlState
 import TelemetryModel
-import TelemetryStore
 
 /// The one place the MAM privacy flags are decided for ingest: a record's own flags against
 /// the app registry's. `MAMTelemetryDisabled` drops a record before it touches disk (unless

@@ -1,8 +1,8 @@
+import ControlState
 import Foundation
 import Metrics
 import Synchronization
 import TelemetryModel
-import TelemetryStore
 
 /// Per-token ingest rate limits: a token bucket of records per token, so one
 /// misbehaving relay cannot take the whole ingest capacity. Past its budget a token gets

@@ -1,5 +1,6 @@
+import ControlState
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// `GET /v1/stats/apps`: the support lead's table, one row per app — every app of the
 /// registry and every app that sent events in the window or the period before it. Each rate

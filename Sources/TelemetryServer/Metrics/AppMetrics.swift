@@ -1,6 +1,6 @@
+import ControlState
 import Metrics
 import TelemetryModel
-import TelemetryStore
 
 /// Per-app fleet metrics, for the domain alerts (`dashboards/alerts.yml`): enrollment calls by
 /// outcome, failed calls by status code, launches — each labelled with the app. The `app`

@@ -1,5 +1,5 @@
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// `GET /v1/stats/launches` and `/v1/stats/actions`: event counts split by one dimension
 /// (management type, action), over the window and per time bucket.

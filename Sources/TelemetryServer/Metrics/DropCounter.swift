@@ -1,7 +1,7 @@
+import ControlState
 import Metrics
 import Privacy
 import TelemetryModel
-import TelemetryStore
 
 /// Counts the records ingest did not store, twice: on `/metrics` (for alerts and
 /// dashboards: `mamtelemetry_records_dropped_total{kind,reason,app}`,

@@ -1,5 +1,5 @@
+import ControlState
 import TelemetryModel
-import TelemetryStore
 
 /// `GET /v1/stats/drops`: records dropped by policy (opted out, duplicate) and rejected as
 /// invalid, by reason, kind and app, over the window and per time bucket. Read from the

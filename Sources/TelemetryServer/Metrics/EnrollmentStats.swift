@@ -1,5 +1,5 @@
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// Aggregates of `EnrollmentCall` events: counts, success rate, duration percentiles and
 /// the failing status codes (with their SDK names) that matter most.

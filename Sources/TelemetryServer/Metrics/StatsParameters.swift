@@ -1,6 +1,6 @@
 import Hummingbird
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// The query of a `/v1/stats/...` request: environment, optional app, time window, bucket
 /// width and source. Buckets are aligned to multiples of the interval since the epoch (so `1h` buckets

@@ -1,6 +1,6 @@
 import Logging
+import StoreCore
 import Systemd
-import TelemetryStore
 
 /// The daemon's log lines for the disk guard's refusal starting and ending, under the
 /// `MESSAGE_ID`s the journald catalog explains (`journalctl -x` shows what to do).

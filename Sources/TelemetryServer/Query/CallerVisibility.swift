@@ -1,6 +1,6 @@
 import Bundles
+import ControlState
 import Privacy
-import TelemetryStore
 
 extension RecordVisibility {
     /// What the holder of `principal` may see: the one place a token becomes a visibility,

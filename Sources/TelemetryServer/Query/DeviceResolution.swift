@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
 import Privacy
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// How a `device=` parameter was understood. People type device ids by hand (from a
 /// screenshot, over the phone, lower-cased, the first characters of a GUID), so a lookup

@@ -1,5 +1,5 @@
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// How a follow stream treats time, like `journalctl -f`: it starts with the newest matches
 /// (`tail`, default 10) and then streams records in the order they arrive. Devices upload in

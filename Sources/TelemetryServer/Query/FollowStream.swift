@@ -1,8 +1,8 @@
 import HTTPTypes
 import Hummingbird
 import ServiceLifecycle
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// `follow=true`: like `journalctl -f`, first the newest matching records (oldest first),
 /// then every new match as it is committed, as server-sent events or NDJSON. Modelled on

@@ -1,8 +1,8 @@
 import HTTPTypes
 import Hummingbird
+import StoreCore
 import Synchronization
 import TelemetryModel
-import TelemetryStore
 
 /// `GET /v1/events` and `/v1/logs` without `follow`: one page streamed while the store reads
 /// it, so the first records leave within milliseconds however large the page. The records

@@ -2,8 +2,8 @@ import Bundles
 import Foundation
 import Hummingbird
 import Privacy
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// Turns `GET /v1/events` / `GET /v1/logs` query parameters into a `RecordQuery`,
 /// refusing anything malformed with a 400 that names the parameter. The query carries the

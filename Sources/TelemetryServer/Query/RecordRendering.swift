@@ -1,5 +1,5 @@
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// How a stored record is shown outside a page (follow streams): the client's JSON with the
 /// server's fields put in front, exactly as `PageStream` and bundles write it.

@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
 import Privacy
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// The support engineer's side of a record query, applied after the filters are parsed:
 ///

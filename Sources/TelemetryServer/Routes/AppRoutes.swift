@@ -1,7 +1,7 @@
+import ControlState
 import Foundation
 import Hummingbird
 import TelemetryModel
-import TelemetryStore
 
 /// The app registry over HTTP (`mamtelemetryctl apps ...`): `GET /v1/apps`,
 /// `PUT /v1/apps/{appId}`, `DELETE /v1/apps/{appId}`.

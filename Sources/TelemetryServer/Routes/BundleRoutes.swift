@@ -1,11 +1,12 @@
 import Archive
 import Bundles
+import ControlState
 import Foundation
 import HTTPTypes
 import Hummingbird
 import Privacy
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// `GET /v1/bundles` and `GET /v1/incidents/{id}/bundle`: a diagnostic archive
 /// streamed to the client while it is built.

@@ -1,7 +1,7 @@
 import Hummingbird
 import Privacy
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// `GET /v1/devices?match=TEXT`: the devices a typed id may mean, for a search box (the
 /// console's Find) and for the CLI before it follows a device: the exact id, else the ids

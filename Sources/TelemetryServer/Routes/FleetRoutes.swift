@@ -1,8 +1,9 @@
+import ControlState
 import Hummingbird
 import Privacy
+import StoreCore
 import Synchronization
 import TelemetryModel
-import TelemetryStore
 
 /// `GET /v1/stats/apps`: the per-app table of a support lead's fleet page and the list of
 /// apps to pick from (the registry's and every app seen), over a window (default the last

@@ -1,6 +1,5 @@
 import Hummingbird
 import TelemetryModel
-import TelemetryStore
 
 /// A component `/readyz` reports on. `required` checks decide readiness; the others (the
 /// journal mirror) are reported but do not take the daemon out of service, because it

@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
 import Privacy
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// `GET /v1/incidents?since=&until=&app=&device=`: "which incidents came in today?" — the
 /// diagnostic uploads of one environment, newest first (by arrival), a page at a time. Each

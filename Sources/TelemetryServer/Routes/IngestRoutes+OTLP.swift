@@ -1,8 +1,8 @@
+import ControlState
 import HTTPTypes
 import Hummingbird
 import OTLP
 import TelemetryModel
-import TelemetryStore
 
 /// `POST /v1/logs` in the OpenTelemetry dialect: an OTLP/HTTP exporter pointed at the
 /// daemon's base URL posts here. The ingest pipeline decodes the records with the `OTLP`

@@ -3,7 +3,6 @@ import Hummingbird
 import NIOCore
 import OTLP
 import TelemetryModel
-import TelemetryStore
 
 /// `POST /v1/telemetry`, `POST /v1/logs`, `POST /v1/diagnostics`: each admits the request,
 /// reads its body, hands the bytes and header values to the ingest pipeline and writes the

@@ -1,7 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import Prometheus
-import TelemetryStore
+import StoreCore
 
 /// `GET /metrics`: Prometheus text format 0.0.4, built at scrape time.
 struct MetricsRoutes: Sendable {

@@ -1,10 +1,11 @@
 import Bundles
+import ControlState
 import Foundation
 import HTTPTypes
 import Hummingbird
 import Privacy
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// `GET /v1/events`, `GET /v1/logs` (with `follow=true`), `GET /v1/incidents/{id}`.
 struct QueryRoutes: Sendable {

@@ -1,8 +1,9 @@
+import ControlState
 import Foundation
 import Hummingbird
 import Privacy
+import StoreCore
 import TelemetryModel
-import TelemetryStore
 
 /// `GET /v1/stats/enrollment|launches|actions|drops`. The first three are computed from the
 /// store's hourly rollups for whole hours and its record keys for the rest of the window,

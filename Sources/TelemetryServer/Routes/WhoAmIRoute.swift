@@ -1,5 +1,5 @@
+import ControlState
 import Hummingbird
-import TelemetryStore
 
 /// `GET /v1/whoami`: the calling token's name, id and scopes (never its secret), so a
 /// client such as the support console can show only what the token allows instead of

@@ -1,6 +1,6 @@
+import ControlState
 import Hummingbird
 import NIOCore
-import TelemetryStore
 
 /// The per-request context. It carries the caller's authenticated principal once the
 /// auth middleware has run, and raises the upload limit to what the config allows (the

@@ -1,5 +1,5 @@
 import Foundation
-import TelemetryStore
+import StoreCore
 
 /// TEST HOOK, not a setting: with `MAMTELEMETRYD_TEST_CRASH_AT=<point>` in its environment
 /// (a `CommitFaultPoint` raw value: `after-staging`, `after-decision`, `between-kinds`,

@@ -1,7 +1,7 @@
 import ClickHouseStore
 import Hummingbird
 import Logging
-import TelemetryStore
+import StoreCore
 
 /// The answer to an error no route turned into an `APIError`: a store or backend failure,
 /// or a bug. A read ClickHouse could not answer because it is unreachable or did not answer

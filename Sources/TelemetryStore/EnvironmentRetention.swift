@@ -1,0 +1,196 @@
+import Compression
+import Foundation
+import GRDB
+import StoreCore
+import TelemetryModel
+
+/// One environment's retention: deleting what is past its age or over the size cap, in
+/// ``RetentionClass`` order, and scrubbing verbose records early. It shares the database
+/// pool with the other jobs and asks the space to give freed pages back.
+struct EnvironmentRetention: Sendable {
+    let pool: DatabasePool
+    let space: DatabaseSpace
+
+    /// Deletes batches past their age (their events stay counted in the rollups, which have an
+    /// age of their own), then — while the database holds more than `maxBytes` —
+    /// the oldest batches in ``RetentionClass`` order, with their dedup ids, in one
+    /// transaction; then, when `returnFreeSpace`, gives the freed pages back to the filesystem
+    /// (moving live pages into the holes costs about what was deleted, so passes that run as
+    /// the store grows leave the pages for the next commits instead). Batches are judged by
+    /// receive time, so a device with a wrong clock cannot keep data forever or lose it early.
+    func apply(_ limits: RetentionPolicy.Limits, nowMs: Int64, returnFreeSpace: Bool = true) async throws -> RetentionResult {
+        var result = try await pool.write { db in
+            var result = RetentionResult()
+            if let age = limits.eventsMaxAge {
+                result += try Self.deleteBatches(where: "kind = 0 AND receivedAt < ?", [nowMs - age * 1000], db: db)
+            }
+            if let age = limits.logsMaxAge {
+                result += try Self.deleteBatches(where: "kind = 1 AND receivedAt < ?", [nowMs - age * 1000], db: db)
+            }
+            if let age = limits.verboseLogsMaxAge {
+                let verboseOnly = RetentionClass.verboseLogs.condition
+                result += try Self.deleteBatches(where: "\(verboseOnly) AND receivedAt < ?", [nowMs - age * 1000], db: db)
+                result.verboseScrubbed += try Self.scrubVerbose(olderThan: nowMs - age * 1000, db: db)
+            }
+            if let age = limits.rollupsMaxAge {
+                result.rollupRows += try EnvironmentRollups.expire(before: nowMs - age * 1000, db: db)
+            }
+            if let maxBytes = limits.maxBytes {
+                result += try Self.deleteForSizeCap(maxBytes, db: db)
+            }
+            try db.execute(
+                sql: "DELETE FROM incident WHERE createdAt < ?", arguments: [nowMs - (limits.logsMaxAge ?? Int64.max / 2000) * 1000])
+            try DeviceIndex.prune(db)
+            return result
+        }
+        if returnFreeSpace, result.batches > 0 || result.verboseScrubbed > 0 {
+            result.bytesReturned = try await space.returnFreePages()
+        }
+        return result
+    }
+
+    /// The receive time of the oldest batch of `retentionClass`, nil when there is none:
+    /// how retention picks the environment to take from when space runs short.
+    func oldestReceivedAt(_ retentionClass: RetentionClass) async throws -> Int64? {
+        try await pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT MIN(receivedAt) FROM batch WHERE \(retentionClass.condition)")
+        }
+    }
+
+    /// Deletes the oldest batches of `retentionClass` until at least `bytes` stored bytes are
+    /// gone (at least one batch when any exists), then gives the pages back.
+    func deleteOldest(_ retentionClass: RetentionClass, atLeast bytes: Int64) async throws -> RetentionResult {
+        var result = try await pool.write { db in try Self.deleteOldest(retentionClass, atLeast: bytes, db: db) }
+        if result.batches > 0 { result.bytesReturned = try await space.returnFreePages() }
+        return result
+    }
+
+    /// Deletes in ``RetentionClass`` order until the database's live pages fit in `maxBytes`
+    /// less one growth step (``RetentionPolicy/growthStep``): the next growth pass then runs
+    /// as the store reaches the cap rather than a step past it, so the cap is passed only by
+    /// what commits while a pass runs.
+    private static func deleteForSizeCap(_ maxBytes: Int64, db: Database) throws -> RetentionResult {
+        var result = RetentionResult()
+        var used = try DatabaseSpace.usedBytes(db)
+        let target = maxBytes - Int64(Double(maxBytes) * RetentionPolicy.growthStep)
+        for retentionClass in RetentionClass.allCases {
+            while used > target {
+                let removed = try deleteOldest(retentionClass, atLeast: used - target, db: db)
+                if removed.batches == 0 { break }
+                result += removed
+                used = try DatabaseSpace.usedBytes(db)
+            }
+        }
+        return result
+    }
+
+    private static func deleteOldest(_ retentionClass: RetentionClass, atLeast bytes: Int64, db: Database) throws -> RetentionResult {
+        // The batches to go, oldest first, up to and including the one that reaches `bytes`
+        // (the cursor is done before anything is deleted).
+        let last: Int64? = try {
+            let cursor = try Row.fetchCursor(
+                db, sql: "SELECT id, storedBytes FROM batch WHERE \(retentionClass.condition) ORDER BY id")
+            var lastId: Int64?
+            var total: Int64 = 0
+            while total < bytes, let row = try cursor.next() {
+                lastId = row["id"]
+                total += row["storedBytes"] as Int64
+            }
+            return lastId
+        }()
+        guard let lastId = last else { return RetentionResult() }
+        return try deleteBatches(where: "\(retentionClass.condition) AND id <= ?", [lastId], db: db)
+    }
+
+    /// Deletes the dedup ids of one batch's records: its seq span, of its kind. The seq index
+    /// is named because, left to choose, SQLite searches the primary key by `kind`, which
+    /// visits every id of that kind: with millions of ids a pass deleting a few hundred
+    /// batches held the writer for minutes and ingest stopped while it ran.
+    static let deleteDedupIds = "DELETE FROM event_id INDEXED BY event_id_seq WHERE seq >= ? AND seq <= ? AND kind = ?"
+
+    /// Deletes the matching batches and the dedup ids of their records. Only the head of each
+    /// row's keys blob is read (a segment's id span is in its first bytes): a pass that deletes
+    /// gigabytes allocates kilobytes.
+    private static func deleteBatches(where condition: String, _ arguments: StatementArguments, db: Database) throws -> RetentionResult {
+        var result = RetentionResult()
+        let rows = try Row.fetchAll(
+            db,
+            sql:
+                "SELECT id, kind, firstSeq, count, storedBytes, substr(keys, 1, \(StoredBlock.idSpanHeadBytes)) AS head FROM batch WHERE \(condition)",
+            arguments: arguments)
+        for row in rows {
+            let count: Int64 = row["count"]
+            // A segment's ids have the other kind's in between: its span, of its own kind.
+            let ids = try StoredBlock.idSpan(keysBlob: [UInt8](row["head"] as Data), firstSeq: row["firstSeq"], count: count)
+            try db.execute(sql: deleteDedupIds, arguments: [ids.lowerBound, ids.upperBound, row["kind"] as Int])
+            try db.execute(sql: "DELETE FROM batch WHERE id = ?", arguments: [row["id"] as Int64])
+            result.batches += 1
+            result.records += Int(count)
+            result.bytes += row["storedBytes"] as Int64
+        }
+        return result
+    }
+
+    /// `levelMask` bit marking a batch whose verbose records were already scrubbed.
+    static let verboseScrubbedBit = 1 << 4
+
+    /// Verbose records share batches with other levels (records keep arrival order), so
+    /// expiring them early rewrites those batches: each expired verbose record becomes a
+    /// tombstone with the same id, time, app and device but no message, identity or other
+    /// content — the PII-bearing part leaves on the shorter schedule, the rest of the batch
+    /// and every id stay as they were. Returns how many records were scrubbed.
+    static func scrubVerbose(olderThan cutoff: Int64, db: Database, level: Int32 = 6) throws -> Int {
+        // One row in memory at a time: a day of verbose batches can be gigabytes.
+        let ids = try Int64.fetchAll(
+            db, sql: "SELECT id FROM batch WHERE kind = 1 AND (levelMask & 1) = 1 AND (levelMask & ?) = 0 AND receivedAt < ?",
+            arguments: [verboseScrubbedBit, cutoff])
+        var scrubbed = 0
+        for id in ids {
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT id, firstSeq, receivedAt, keys, payload, levelMask FROM batch WHERE id = ?", arguments: [id])
+            else { continue }
+            let block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: row["firstSeq"], receivedAt: row["receivedAt"])
+            var keys = block.keys
+            let stored = try block.lines(row["payload"] as Data)
+            var lines = keys.indices.map { stored.line($0) }
+            for i in keys.indices where keys[i].level == .verbose {
+                var w = JSONWriter(capacity: 160)
+                w.beginObject()
+                w.field("time", Timestamp.format(milliseconds: keys[i].time))
+                w.field("level", "verbose")
+                w.field("message", "[expired: verbose record past its retention]")
+                w.field("appId", keys[i].appId)
+                if !keys[i].deviceId.isEmpty { w.field("deviceId", keys[i].deviceId) }
+                if !keys[i].incident.isEmpty { w.field("incident", keys[i].incident) }
+                w.field("expired", true)
+                w.endObject()
+                lines[i] = w.bytes
+                keys[i].identity = ""
+                keys[i].detail = ""
+                scrubbed += 1
+            }
+            var joined: [UInt8] = []
+            for (n, line) in lines.enumerated() {
+                if n > 0 { joined.append(0x0A) }
+                joined.append(contentsOf: line)
+            }
+            let newPayload: [UInt8]
+            let newKeys: [UInt8]
+            if block.isSegment {
+                let records = lines.indices.map { i in
+                    Segment.Record(id: block.id(i), receivedAt: block.receivedAt(i), keys: keys[i], json: lines[i][...])
+                }
+                let encoded = try GroupedSegment.encode(records)
+                (newKeys, newPayload) = (encoded.keys, encoded.payload)
+            } else {
+                newPayload = try Deflate.compress(joined, level: level)
+                newKeys = try Deflate.compress(KeysBlock.encode(keys), level: level)
+            }
+            try db.execute(
+                sql: "UPDATE batch SET payload = ?, keys = ?, storedBytes = ?, levelMask = levelMask | ? WHERE id = ?",
+                arguments: [Data(newPayload), Data(newKeys), newPayload.count + newKeys.count, verboseScrubbedBit, row["id"] as Int64])
+        }
+        return scrubbed
+    }
+}

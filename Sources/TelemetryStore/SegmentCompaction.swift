@@ -1,0 +1,174 @@
+import Foundation
+import GRDB
+import TelemetryModel
+
+/// Merging adjacent small rows of one kind into segments (see ``Segment`` and ``Compactor``).
+/// The expensive part (inflating the rows, encoding the segment) runs on a read snapshot;
+/// the write transaction only checks that the rows are unchanged, deletes them and inserts
+/// the segment, so a crash leaves either the rows or the segment and ingest never waits long.
+/// One environment's; the ``Compactor`` service decides when and what to merge.
+struct SegmentCompaction: Sendable {
+    let pool: DatabasePool
+
+    /// A row of `batch` as the compactor plans with it.
+    struct CompactionCandidate: Sendable, Hashable {
+        var id: Int64
+        var firstSeq: Int64
+        var count: Int
+        var rawBytes: Int
+        var storedBytes: Int
+        var levelMask: Int
+        var receivedAt: Int64
+        var isSegment: Bool
+    }
+
+    struct CompactionOutcome: Sendable, Hashable {
+        var rowsMerged = 0
+        var records = 0
+        var bytesBefore = 0
+        var bytesAfter = 0
+    }
+
+    /// Rows of `kind` from `firstSeq` on, in id order, up to the first one received at or
+    /// after `cutoff` (rows after it are not adjacent to older ones in a run).
+    func candidates(kind: RecordKind, from firstSeq: Int64, receivedBefore cutoff: Int64) async throws
+        -> [CompactionCandidate]
+    {
+        try await pool.read { db in
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT id, firstSeq, count, rawBytes, storedBytes, levelMask, receivedAt, substr(keys, 1, 1) IN (?, ?) AS segment
+                    FROM batch WHERE kind = ? AND firstSeq >= ? ORDER BY firstSeq
+                    """,
+                arguments: [Data([Segment.marker]), Data([GroupedSegment.marker]), kind.storedCode, firstSeq])
+            var out: [CompactionCandidate] = []
+            while let row = try rows.next() {
+                let receivedAt: Int64 = row["receivedAt"]
+                if receivedAt >= cutoff { break }
+                out.append(
+                    CompactionCandidate(
+                        id: row["id"], firstSeq: row["firstSeq"], count: row["count"], rawBytes: row["rawBytes"],
+                        storedBytes: row["storedBytes"], levelMask: row["levelMask"], receivedAt: receivedAt,
+                        isSegment: row["segment"]))
+            }
+            return out
+        }
+    }
+
+    /// Replaces `rows` (adjacent rows of `kind`, ascending) by one segment, unless one of
+    /// them changed since it was read (retention deleted or scrubbed it): then nothing is
+    /// written and nil is returned. `midMerge` runs inside the transaction after the rows are
+    /// deleted and before the segment is inserted (a test seam: a crash there must leave the
+    /// rows, as the transaction never commits).
+    func compact(
+        _ rows: [CompactionCandidate], kind: RecordKind, worker: BackgroundWorker,
+        midMerge: @escaping @Sendable () throws -> Void = {}
+    ) async throws -> CompactionOutcome? {
+        guard let first = rows.first, let segmentId = rows.map(\.id).min() else { return nil }
+        let ids = rows.map(\.id)
+        let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+        // Copied out of the rows inside the read, so the read runs off the cooperative pool
+        // (GRDB's async read needs a Sendable result; rows are not).
+        let blobs = try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT firstSeq, receivedAt, keys, payload FROM batch WHERE id IN (\(placeholders)) ORDER BY firstSeq",
+                arguments: StatementArguments(ids)
+            ).map {
+                RowBlobs(
+                    firstSeq: $0["firstSeq"], receivedAt: $0["receivedAt"], keys: [UInt8]($0["keys"] as Data),
+                    payload: $0["payload"] as Data)
+            }
+        }
+        guard blobs.count == rows.count else { return nil }
+        let merged = try await worker.run { try Self.merge(blobs, rows: rows) }
+        let (keys, payload, rawBytes) = (merged.encoded.keys, merged.encoded.payload, merged.encoded.rawBytes)
+        let storedBytes = keys.count + payload.count
+        // The segment's receive time is its newest row's: age retention removes it when
+        // that row's time comes, so older records in it stay up to the segment's span longer.
+        let receivedAt = rows.map(\.receivedAt).max() ?? first.receivedAt
+        let recordCount = merged.records
+        let bounds = (min: merged.minTime, max: merged.maxTime)
+        let mask = merged.levelMask
+        let bloomBits = Data(merged.bloom)
+        return try await pool.write { db in
+            let current = try Row.fetchAll(
+                db, sql: "SELECT id, storedBytes, levelMask FROM batch WHERE id IN (\(placeholders)) ORDER BY firstSeq",
+                arguments: StatementArguments(ids))
+            guard current.count == rows.count,
+                zip(current, rows).allSatisfy({
+                    $0["id"] == $1.id && $0["storedBytes"] == $1.storedBytes && $0["levelMask"] == $1.levelMask
+                })
+            else { return nil }
+            try db.execute(sql: "DELETE FROM batch WHERE id IN (\(placeholders))", arguments: StatementArguments(ids))
+            try midMerge()
+            // The oldest row's id: retention deletes by id order, oldest first, and the
+            // segment holds data as old as that row's.
+            try db.execute(
+                sql: """
+                    INSERT INTO batch(id, kind, firstSeq, count, minTime, maxTime, receivedAt, rawBytes, storedBytes, levelMask,
+                                      bloom, keys, payload)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    segmentId, kind.storedCode, first.firstSeq, recordCount, bounds.min, bounds.max, receivedAt, rawBytes, storedBytes,
+                    mask, bloomBits, Data(keys), Data(payload),
+                ])
+            return CompactionOutcome(
+                rowsMerged: rows.count, records: recordCount, bytesBefore: rows.reduce(0) { $0 + $1.storedBytes },
+                bytesAfter: storedBytes)
+        }
+    }
+}
+
+extension SegmentCompaction {
+    /// The CPU side of a merge (on the compactor's low-priority worker): the rows' records
+    /// decoded in id order and encoded as one grouped segment, with its Bloom filter, time
+    /// bounds and level bits.
+    fileprivate static func merge(_ blobs: [RowBlobs], rows: [CompactionCandidate]) throws -> MergedSegment {
+        var records: [Segment.Record] = []
+        records.reserveCapacity(rows.reduce(0) { $0 + $1.count })
+        var bloom = BloomBuilder()
+        var minTime = Int64.max
+        var maxTime = Int64.min
+        // Level bits of every row; "verbose already scrubbed" only when it holds for every row
+        // with verbose records, so none escapes the scrub.
+        var levelMask = 0
+        var scrubbed = EnvironmentRetention.verboseScrubbedBit
+        for (row, candidate) in zip(blobs, rows) {
+            let block = try StoredBlock(keysBlob: row.keys, firstSeq: row.firstSeq, receivedAt: row.receivedAt)
+            let lines = try block.lines(row.payload)
+            for (i, k) in block.keys.enumerated() {
+                // Slices of the rows' inflated payloads: a merge of 16,384 records made as
+                // many small arrays when it copied each line.
+                records.append(Segment.Record(id: block.id(i), receivedAt: block.receivedAt(i), keys: k, json: lines.slice(i)))
+                bloom.add(k)
+                minTime = min(minTime, k.time)
+                maxTime = max(maxTime, k.time)
+            }
+            levelMask |= candidate.levelMask & ~EnvironmentRetention.verboseScrubbedBit
+            if candidate.levelMask & 1 != 0 { scrubbed &= candidate.levelMask }
+        }
+        return MergedSegment(
+            encoded: try GroupedSegment.encode(records), records: records.count, bloom: bloom.filter().bits, minTime: minTime,
+            maxTime: maxTime, levelMask: levelMask | scrubbed)
+    }
+}
+
+/// What a merge produced, handed from the worker back to the write transaction.
+private struct MergedSegment: Sendable {
+    var encoded: Segment.Encoded
+    var records: Int
+    var bloom: [UInt8]
+    var minTime: Int64
+    var maxTime: Int64
+    var levelMask: Int
+}
+
+/// A stored row's columns the compactor merges, read out of SQLite in one snapshot.
+private struct RowBlobs: Sendable {
+    let firstSeq: Int64
+    let receivedAt: Int64
+    let keys: [UInt8]
+    let payload: Data
+}

@@ -36,11 +36,13 @@ struct IngestHarness: Sendable {
     ///     needs a particular filesystem).
     ///   - live: serve on a real socket (an ephemeral port on 127.0.0.1, `client.port`) for
     ///     a test that streams (follow); otherwise requests go straight to the router.
+    ///   - space: where the disk guard reads free space (the real filesystem unless a test
+    ///     scripts it to cross the high-water mark without filling a disk).
     ///   - adjust: changes to the configuration (journal mirroring is off unless set here).
     ///   - hooks: the daemon's extra wiring (a journal mirror over a test sink, say).
     static func run(
         faults: any CommitFaultInjector = NoCommitFaults(), clock: any WallClock = SystemWallClock(), live: Bool = false,
-        parent: URL = FileManager.default.temporaryDirectory,
+        parent: URL = FileManager.default.temporaryDirectory, space: any FilesystemSpace = StatvfsFilesystemSpace(),
         adjust: @Sendable (inout ServerConfiguration) -> Void = { _ in },
         hooks: @Sendable (DaemonComponents, Logger) -> ApplicationHooks = { _, _ in ApplicationHooks() },
         _ test: @escaping @Sendable (IngestHarness) async throws -> Void
@@ -63,7 +65,7 @@ struct IngestHarness: Sendable {
         adjust(&configuration)
         let logger = Logger(label: "ingest-tests")
         let components = try DaemonComponents(
-            configuration: configuration, clock: clock, metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(),
+            configuration: configuration, clock: clock, metrics: PrometheusMetrics(), space: space,
             commitFaults: faults, logger: logger)
         let (_, admin) = try await components.tokens.create(name: "test admin", scopes: [.admin], apps: [], now: 0)
         let app = buildApplication(components: components, hooks: hooks(components, logger), logger: logger)

@@ -27,7 +27,8 @@ import Testing
         // Keep-free retention off: this is the case where only the operator can free space.
         // The timer is far off so only the checks this test runs (and commits) move the guard.
         let limits = DiskGuard.Configuration(minFreeBytes: 33_554_432, minFreeRatio: 0, keepFreeBytes: 0, checkInterval: .seconds(3600))
-        try await IngestHarness.run(space: disk, adjust: { $0.disk = limits }) { h in
+        let adjust: @Sendable (inout ServerConfiguration) -> Void = { $0.disk = limits }
+        try await IngestHarness.run(space: disk, adjust: adjust) { h in
             var answer = try await h.post("/v1/telemetry", Self.event("before"))
             #expect(answer.status == .ok, "\(answer.body)")
 
@@ -36,7 +37,9 @@ import Testing
             #expect(h.components.disk.check(), "the check must see the crossing")
             answer = try await h.post("/v1/telemetry", Self.event("during"))
             #expect(answer.status.code == 507, "\(answer.body)")
-            #expect(answer.errorMessage.contains("disk.minFreeBytes=33554432") && answer.errorMessage.contains("high-water"), "\(answer.errorMessage)")
+            #expect(
+                answer.errorMessage.contains("disk.minFreeBytes=33554432") && answer.errorMessage.contains("high-water"),
+                "\(answer.errorMessage)")
             #expect(answer.headers[.retryAfter] != nil)
             // Logs and diagnostic uploads are refused too; queries and health keep working.
             answer = try await h.post("/v1/logs?app=com.contoso.disk", #"{"level":"info","message":"x"}"#)

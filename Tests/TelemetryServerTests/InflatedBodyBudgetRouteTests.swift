@@ -38,14 +38,12 @@ import Testing
     /// inflates to 6 MiB fits by wire size but not by what it becomes, so it is refused
     /// mid-inflate. Once the slow upload is done, the same body is stored.
     @Test func aBodyIsRefusedWhenItsInflatedBytesPassTheBudget() async throws {
-        try await IngestHarness.run(
-            live: true,
-            adjust: { c in
-                c.maxInFlightBytes = 8 << 20
-                c.inflateLimits.maxOutputBytes = 16 << 20
-                c.inflateLimits.maxRatio = 5000
-            }
-        ) { d in
+        let budget: @Sendable (inout ServerConfiguration) -> Void = { c in
+            c.maxInFlightBytes = 8 << 20
+            c.inflateLimits.maxOutputBytes = 16 << 20
+            c.inflateLimits.maxRatio = 5000
+        }
+        try await IngestHarness.run(live: true, adjust: budget) { d in
             let token = d.adminToken
             let port = try #require(d.client.port)
             let (slowIds, slowBody) = Self.body("slow", bytes: 6 << 20)

@@ -69,13 +69,14 @@ struct IngestLimitsRouteTests {
     }
 
     @Test func lineRecordsDepthFieldsAndStringLimits() async throws {
-        try await IngestHarness.run(adjust: { c in
+        let limits: @Sendable (inout ServerConfiguration) -> Void = { c in
             c.decodeLimits.maxLineBytes = 4096
             c.decodeLimits.maxRecordsPerRequest = 20
             c.decodeLimits.maxDepth = 5
             c.decodeLimits.maxFields = 30
             c.decodeLimits.maxStringBytes = 1000
-        }) { d in
+        }
+        try await IngestHarness.run(adjust: limits) { d in
             func post(_ lines: [String]) async throws -> (Int, [UInt8]) {
                 let (s, b, _) = try await d.exchange(
                     "/v1/telemetry", bytes: Array(lines.joined(separator: "\n").utf8), headers: [("Content-Type", "application/x-ndjson")])
@@ -127,14 +128,12 @@ struct IngestLimitsRouteTests {
     @Test func bodyDecompressedAndRatioLimits() async throws {
         // Live: the chunked request below needs a real connection (the router test client
         // always sends a length).
-        try await IngestHarness.run(
-            live: true,
-            adjust: { c in
-                c.maxBodyBytes = 1_048_576
-                c.inflateLimits.maxOutputBytes = 2_097_152
-                c.inflateLimits.maxRatio = 20
-            }
-        ) { d in
+        let limits: @Sendable (inout ServerConfiguration) -> Void = { c in
+            c.maxBodyBytes = 1_048_576
+            c.inflateLimits.maxOutputBytes = 2_097_152
+            c.inflateLimits.maxRatio = 20
+        }
+        try await IngestHarness.run(live: true, adjust: limits) { d in
             // Body: exactly 1 MiB passes; one byte more is a 413 naming maxBodyBytes.
             let exact = Self.ndjson(total: 1_048_576, lineBytes: 60_000)
             var (s, b, _) = try await d.exchange("/v1/telemetry", bytes: exact)

@@ -1,7 +1,10 @@
 import Foundation
+import StoreCore
 import Synchronization
 import TelemetryStore
 import Testing
+
+@testable import TelemetryServer
 
 /// Disk high-water through the router: past the mark ingest answers 507 naming it (logs
 /// too), queries and health still answer, and ingest resumes at the first check that finds

@@ -127,24 +127,23 @@ final class IngestAdmission: Sendable {
         enum Door {
             case admitted(ticket: Int, total: Int)
             case refused
-            case wait
+            case wait(id: Int)
         }
         let door = inFlight.withLock { f -> Door in
             if f.waiting.isEmpty, f.fits(bytes, limit: limit) { return .admitted(ticket: f.take(bytes), total: f.bytes) }
-            return limits.maxWait > .zero ? .wait : .refused
+            guard limits.maxWait > .zero else { return .refused }
+            f.nextWaiter += 1
+            return .wait(id: f.nextWaiter)
         }
+        let id: Int
         switch door {
         case .admitted(let ticket, let total):
             depthGauge.record(total)
             return ticket
         case .refused:
             return nil
-        case .wait:
-            break
-        }
-        let id = inFlight.withLock { f -> Int in
-            f.nextWaiter += 1
-            return f.nextWaiter
+        case .wait(let waiter):
+            id = waiter
         }
         let maxWait = limits.maxWait
         let deadline = ContinuousClock.now + maxWait

@@ -40,6 +40,8 @@ def test_a_timeline_entry_opens_the_logs_around_it_with_the_level_kept(page, dae
     entry_time = int(entry.get_attribute("data-time"))
     entry.get_by_role("button", name="logs ± 2 min").click()
     page.wait_for_selector("#around-count")
+    # The rows are drawn on the next animation frame, after the count line appears.
+    wait_until(page, "document.querySelector('#around-logs .log-count')?.dataset.shown === '2'")
     assert len(requests) == 1
     asked = urllib.parse.parse_qs(urllib.parse.urlparse(requests[0]).query)
     assert asked["span"] == ["2m"] and asked["level"] == ["info"] and asked["identity"] == [UPN]

@@ -17,6 +17,7 @@
 # faults are read from /proc (faults do not depend on the CPU's speed or its other load).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+install_missing jq:jq
 cd "$(dirname "$0")/.."
 A=${1:?usage: $0 A_BIN_DIR B_BIN_DIR [OUT_DIR]}
 B=${2:?usage: $0 A_BIN_DIR B_BIN_DIR [OUT_DIR]}
@@ -74,9 +75,10 @@ for side in a b; do
   cp -a "$TMP/seed-history" "$TMP/$side-history"
   # shellcheck disable=SC2046
   start "$bin" "$TMP/$side" $(side_env "$side")
-  wait_compaction_settled "$TMP/$side" 5 120 >/dev/null
+  # B's daemon reads both sides' stores (A may predate `--store-layout`).
+  wait_compaction_settled "$B/mamtelemetryd" "$TMP/$side" 5 120 >/dev/null
   stop
-  echo "$side: $(sqlite3 "$TMP/$side/prod/records.sqlite" "SELECT count(*), sum(count), sum(storedBytes) FROM batch WHERE kind = 0") (rows, events, stored bytes)"
+  echo "$side: $(for figure in rows records storedBytes; do layout_total "$B/mamtelemetryd" "$TMP/$side" "$figure" event; done | paste -sd ' ') (rows, events, stored bytes)"
 done
 
 for round in $(seq 1 "$ROUNDS"); do

@@ -16,6 +16,7 @@
 # and prints its table rows. Without clickhouse-server it writes {"skipped": reason}.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+install_missing jq:jq
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: $0 OUT.json [--smoke]}
 SMOKE=0
@@ -58,12 +59,8 @@ DAEMON_PIDS+=("$DAEMON_PID")
 start_daemon "$WORK/sqld.log" "$WORK/sqld" "$BIN/mamtelemetryd"
 SQL=$DAEMON_URL
 DAEMON_PIDS+=("$DAEMON_PID")
-spool() {  # records waiting in the collector's spool, read from its database files
-  local n=0 f
-  for f in "$WORK"/chd/prod/records.sqlite "$WORK"/chd/ppe/records.sqlite; do
-    [ -f "$f" ] && n=$((n + $(sqlite3 "$f" "PRAGMA busy_timeout=5000; SELECT COALESCE(SUM(count), 0) FROM batch" | tail -n 1)))
-  done
-  echo "$n"
+spool() {  # records waiting in the collector's spool, as its files hold them (`--store-layout`)
+  layout_total "$BIN/mamtelemetryd" "$WORK/chd" records
 }
 wait_spool_empty() {  # seconds waited (bounded by 600)
   local t0 t1

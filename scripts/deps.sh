@@ -11,8 +11,9 @@ if [[ "${1:-}" == "test" ]]; then
   need+=(unzip prometheus python3-venv chromium dpkg-dev groff-base shellcheck)
 fi
 if [[ "${1:-}" == "test" || "${1:-}" == "soak" ]]; then
-  # sqlite3: the soak (scripts/soak.sh) reads the store's size and record count with it.
-  need+=(sqlite3)
+  # jq: the soak (scripts/soak.sh) reads the store's size and record count from
+  # `mamtelemetryd --store-layout` with it.
+  need+=(jq)
 fi
 if [[ "${1:-}" == "soak" ]]; then
   # gnuplot-nox: the plot `make soak` puts into BENCHMARKS.md (the test step needs none).

@@ -135,26 +135,30 @@ install_missing() { # PACKAGE:COMMAND_OR_PATH...
       $sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${pkgs[@]}" >/dev/null; }
 }
 
-# ---- the store's compaction (reads the SQLite files; see the note in bench.sh) -----------
+# ---- what the store holds: `mamtelemetryd --store-layout` ------------------------------
+# The daemon reads its own files (read-only, beside a running daemon) and prints JSON, so no
+# script knows how rows or segments are stored. DAEMON is the mamtelemetryd binary to ask.
+# The sum of one per-kind figure (records, rows, segments, uncompacted, rawBytes, storedBytes,
+# keysBytes, payloadBytes, bloomBytes) over DATA_DIR's environments, of KIND (event, log) or all.
+layout_total() { # DAEMON DATA_DIR FIGURE [KIND]
+  "$1" --data-dir "$2" --store-layout |
+    jq --arg figure "$3" --arg kind "${4:-}" '[.environments[].kinds[] | select($kind == "" or .kind == $kind) | .[$figure]] | add // 0'
+}
+
 # Batches the compactor has not yet merged into segments, over DATA_DIR's environments.
-uncompacted_batches() { # DATA_DIR
-  local n=0 f env
-  for env in prod ppe; do
-    f=$1/$env/records.sqlite
-    [ -f "$f" ] && n=$((n + $(sqlite3 "$f" "SELECT count(*) FROM batch WHERE substr(keys, 1, 1) NOT IN (x'01', x'02')")))
-  done
-  echo "$n"
+uncompacted_batches() { # DAEMON DATA_DIR
+  layout_total "$1" "$2" uncompacted
 }
 
 # Waits until the count of uncompacted batches stops falling (checked every SECONDS, at most
 # TRIES times; the newest run may stay a batch until more records follow it); prints it.
-wait_compaction_settled() { # DATA_DIR SECONDS TRIES
+wait_compaction_settled() { # DAEMON DATA_DIR SECONDS TRIES
   local last=-1 left
-  for _ in $(seq 1 "$3"); do
-    left=$(uncompacted_batches "$1")
+  for _ in $(seq 1 "$4"); do
+    left=$(uncompacted_batches "$1" "$2")
     [ "$left" = "$last" ] && break
     last=$left
-    sleep "$2"
+    sleep "$3"
   done
   echo "$last"
 }

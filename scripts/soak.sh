@@ -68,7 +68,7 @@ fi
 EVENTS_DAYS=1
 SECONDS_TOTAL=$((MINUTES * 60))
 
-install_missing sqlite3:sqlite3 curl:curl gnuplot-nox:gnuplot
+install_missing jq:jq curl:curl gnuplot-nox:gnuplot
 
 if [ -z "$BIN" ]; then
   SCRATCH=${SOAK_SCRATCH:-.build-release}
@@ -154,9 +154,9 @@ for line in open(path):
 print(int(total))
 PY
 }
-used_bytes() {
-  sqlite3 "file:$DATA/prod/records.sqlite?mode=ro" "PRAGMA page_count; PRAGMA freelist_count; PRAGMA page_size;" 2>/dev/null |
-    python3 -c 'import sys;p,f,s=[int(x) for x in sys.stdin.read().split()];print((p-f)*s)' 2>/dev/null || echo 0
+used_bytes() { # the prod store's pages that hold data: what its size cap is compared with
+  "$DAEMON" --data-dir "$DATA" --store-layout 2>/dev/null | jq '[.environments[] | select(.environment == "prod") | .usedBytes] | add // 0' ||
+    echo 0
 }
 
 printf 't_s\trss_kib\tanon_kib\tfile_kib\tfds\tthreads\tused_bytes\tdisk_bytes\tnomatch_ms\tmatch_ms\tbundle_ms\terrors\tacked\tretained\tfollow_lines\tretention_passes\tpeak_rss_kib\n' >"$OUT/samples.tsv"
@@ -223,14 +223,13 @@ RETAINED=$(metric_sum mamtelemetry_retention_deleted_records_total)
 ACCEPTED=$(metric_sum mamtelemetry_records_accepted_total)
 kill "$FOLLOWPID" 2>/dev/null || true
 stop_pid "$DPID"
-STORED=$(sqlite3 "$DATA/prod/records.sqlite" "SELECT COALESCE(SUM(count), 0) FROM batch")
-STORED_PPE=$(sqlite3 "$DATA/ppe/records.sqlite" "SELECT COALESCE(SUM(count), 0) FROM batch" 2>/dev/null || echo 0)
+STORED=$(layout_total "$DAEMON" "$DATA" records)
 # The daemon's own log lines at error or above (stderr: "TIME LEVEL mamtelemetryd: ...").
 grep -cE '^[^ ]+ (error|critical) ' "$OUT/daemon.log" >"$OUT/daemon-errors.txt" || true
 
 BENCHMARKS_ARGS=()
 [ "$UPDATE" = 1 ] && BENCHMARKS_ARGS=(--benchmarks "$ROOT/BENCHMARKS.md")
 python3 "$ROOT/scripts/soak-report.py" --out "$OUT" --cap "$CAP" --rate "$RATE" --minutes "$MINUTES" --short "$SHORT" \
-  --stored $((STORED + STORED_PPE)) --retained "$RETAINED" --accepted "$ACCEPTED" --errors "$ERRORS" \
+  --stored "$STORED" --retained "$RETAINED" --accepted "$ACCEPTED" --errors "$ERRORS" \
   --command "scripts/soak.sh$([ "$SHORT" = 1 ] && echo ' --short') --minutes $MINUTES" \
   --rate-measured "$RATE_MEASURED" --note "${SOAK_NOTE:-}" "${BENCHMARKS_ARGS[@]}"

@@ -68,6 +68,11 @@ struct DatabaseSpace: Sendable {
 
     /// Bytes of this environment's files (database, WAL, shared memory).
     func sizeOnDisk() -> Int64 {
+        Self.sizeOnDisk(directory)
+    }
+
+    /// Bytes of the files in `directory` (an environment's: database, WAL, shared memory).
+    static func sizeOnDisk(_ directory: URL) -> Int64 {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         var total: Int64 = 0
         for f in files {

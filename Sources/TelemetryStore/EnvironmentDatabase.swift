@@ -9,6 +9,9 @@ import TelemetryModel
 /// on the next open). The group committer is its only writer; readers run concurrently on
 /// WAL snapshots, so queries never block ingest.
 final class EnvironmentDatabase: Sendable {
+    /// The database file in an environment's directory (WAL and shared memory beside it).
+    static let fileName = "records.sqlite"
+
     let env: TelemetryEnvironment
     let directory: URL
     let pool: DatabasePool
@@ -53,7 +56,7 @@ final class EnvironmentDatabase: Sendable {
             // then cuts the freed pages off the file, so deleted records do not stay in it.
             try db.execute(sql: "PRAGMA secure_delete = FAST")
         }
-        let path = directory.appendingPathComponent("records.sqlite").path
+        let path = directory.appendingPathComponent(Self.fileName).path
         try PrivateFiles.database(path)
         pool = try DatabasePool(path: path, configuration: config)
         space = DatabaseSpace(env: env, directory: directory, pool: pool)

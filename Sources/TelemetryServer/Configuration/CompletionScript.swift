@@ -17,12 +17,8 @@ enum CompletionScript {
     }
 
     static var options: [Option] {
-        ConfigurationKey.all.map { Option(flag: $0.spelling.flag, help: $0.help, completion: $0.completion) } + [
-            Option(flag: "--config", help: "YAML configuration file", completion: .file),
-            Option(flag: "--generate-completion-script", help: "print a shell completion script", completion: .words(shells)),
-            Option(flag: "--help", help: "print the options and exit", completion: nil),
-            Option(flag: "--version", help: "print the version and exit", completion: nil),
-        ]
+        ConfigurationKey.all.map { Option(flag: $0.spelling.flag, help: $0.help, completion: $0.completion) }
+            + CommandFlag.all.map { Option(flag: $0.flag, help: $0.help, completion: $0.completion) }
     }
 
     static func script(for shell: String) -> String? {

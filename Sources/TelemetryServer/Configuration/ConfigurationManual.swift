@@ -5,14 +5,6 @@ import Foundation
 /// accepted values. The man page and README hold a copy between markers that a test keeps
 /// equal to what this writes (`REGENERATE_DOCS=1` rewrites them).
 enum ConfigurationManual {
-    /// Flags the daemon answers itself, with their help line.
-    static let commands: [(flag: String, help: String)] = [
-        ("--config FILE", "YAML configuration file (also MAMTELEMETRY_CONFIG; see packaging/config.yaml)"),
-        ("--version", "print the version and exit"),
-        ("--generate-completion-script bash|zsh|fish", "print a shell completion script and exit"),
-        ("-h, --help", "print this help and exit"),
-    ]
-
     static var usage: String {
         var lines = [
             "Usage: mamtelemetryd [--config FILE] [--KEY VALUE]...",
@@ -21,9 +13,9 @@ enum ConfigurationManual {
             "and durably, mirrors logs into the systemd journal and answers queries.",
             "",
         ]
-        for (flag, help) in commands {
-            lines.append("  \(flag)")
-            lines.append("      \(help)")
+        for command in CommandFlag.all {
+            lines.append("  \(command.usage)")
+            lines.append("      \(command.help)")
         }
         for group in ConfigurationKey.Group.allCases {
             lines += ["", "\(group.rawValue):"]

@@ -6,8 +6,8 @@ import Yams
 /// is in force that is not; stopping with the key named and the nearest real key suggested
 /// turns that into a one-line fix.
 enum ConfigurationVocabulary {
-    /// Flags the daemon answers itself, before any configuration is read.
-    static let commandFlags: Set<String> = ["--help", "-h", "--version", "--generate-completion-script"]
+    /// Flags the daemon answers itself (``CommandFlag``) rather than configuration keys.
+    static var commandFlags: Set<String> { CommandFlag.spellings }
 
     /// `MAMTELEMETRY_` variables that belong to `mamtelemetryctl` (its daemon URL and token):
     /// an operator's shell may export them, and a daemon started from that shell is fine.

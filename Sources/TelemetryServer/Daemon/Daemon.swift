@@ -13,6 +13,7 @@ import Systemd
 public enum Daemon {
     public static func run(arguments: [String] = CommandLine.arguments) async -> Int32 {
         if let exitCode = InformationalCommand(arguments: arguments)?.perform() { return exitCode }
+        if let layout = StoreLayoutCommand(arguments: arguments) { return await layout.perform() }
         guard let configuration = await loadConfiguration(arguments: arguments) else { return ExitCode.configuration }
         let (logger, logLevel) = prepareProcess(configuration)
         do {

@@ -5,8 +5,8 @@
   export LOGS OUT            convert log NDJSON into the systemd journal export format
   journal-remote PORT FILE BATCH SECONDS
                              POST export-format entries to systemd-journal-remote, records/s
-  scan URL APP SINCE UNTIL [json|ndjson]
-                             page GET /v1/events?since&until&app=&limit=10000, time, count, first byte
+  scan URL APP SINCE UNTIL [json|ndjson] [events|logs]
+                             page GET /v1/events (or /v1/logs)?since&until&app=&limit=10000, time, count, first byte
                              (bodies read in full, not parsed, and counted after the clock stops:
                              NDJSON by lines, JSON by records' `{"id":` openings, checked against
                              a parse of the first page)
@@ -80,7 +80,7 @@ def cmd_journal_remote(port, path, batch, seconds):
                       "errors": errors, "exhausted": i >= len(bodies)}))
 
 
-def cmd_scan(url, app, since, until, fmt="json"):
+def cmd_scan(url, app, since, until, fmt="json", kind="events"):
     u = urllib.parse.urlparse(url)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=300)
     params = {"since": since, "until": until, "app": app, "limit": "10000"}
@@ -92,7 +92,7 @@ def cmd_scan(url, app, since, until, fmt="json"):
     first_byte = []
     t0 = time.monotonic()
     while True:
-        q = "/v1/events?" + urllib.parse.urlencode(params)
+        q = "/v1/%s?" % kind + urllib.parse.urlencode(params)
         s = time.monotonic()
         conn.request("GET", q, headers=headers)
         r = conn.getresponse()
@@ -130,7 +130,7 @@ def cmd_scan(url, app, since, until, fmt="json"):
         events = sum(rest.count(b'{"id":') for _, rest in bodies)
         body, nxt = first_page
         page = json.loads(body)
-        if len(page.get("events", [])) != bodies[0][1].count(b'{"id":') or page.get("nextCursor") != nxt:
+        if len(page.get(kind, [])) != bodies[0][1].count(b'{"id":') or page.get("nextCursor") != nxt:
             sys.exit("scan: the page's byte count or cursor disagrees with its parse")
     print(json.dumps({"format": fmt, "matched": events, "pages": pages, "seconds": round(total, 3),
                       "httpSeconds": round(server_time, 3), "matchedPerSecond": round(events / total),

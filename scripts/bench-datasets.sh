@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Fleet vs GUID-heavy data: steps (a) ingest, (c) compression and (d) query of
-# scripts/bench.sh, run once per data set of `mamtelemetry-bench --data`, each on a fresh
-# daemon holding only that data set's events, with raw zlib level 6 of the same data set's
-# NDJSON (one core, per batch) measured in the same run as the baseline. bench.sh calls it;
+# Four data sets of different shape: steps (a) ingest, (c) compression and (d) query of
+# scripts/bench.sh, run once per data set of `mamtelemetry-bench --data` (guid, fleet, small
+# events, verbose logs), each on a fresh daemon holding only that data set's records of one
+# kind, with raw zlib level 6 of the same NDJSON (one core, per batch) measured in the same
+# run as the baseline; the last row is the worst of the four for each figure. bench.sh calls it;
 # alone: BENCH_BIN=DIR scripts/bench-datasets.sh OUT_DIR (DIR holds mamtelemetryd and
 # mamtelemetry-bench). Knobs as bench.sh: BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_BATCH,
 # BENCH_SMOKE=1 (2 s, tiny dumps: figures mean nothing).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+install_missing jq:jq
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: BENCH_BIN=DIR $0 OUT_DIR}
 BIN=${BENCH_BIN:?set BENCH_BIN to the directory with the built binaries}
@@ -23,8 +25,10 @@ cleanup() {
 }
 at_exit cleanup
 
-for set in guid fleet; do
-  echo "== data set '$set': fresh daemon, events only, $D s"
+for set in guid fleet small verbose; do
+  # The verbose set is a log data set: its records go to /v1/logs and are read back as logs.
+  if [ "$set" = verbose ]; then kind=log; route=logs; fraction=1; else kind=event; route=events; fraction=0; fi
+  echo "== data set '$set': fresh daemon, ${kind}s only, $D s"
   : >"$OUT/$set-daemon.log"
   start_daemon "$OUT/$set-daemon.log" "$TMP/$set" "$BIN/mamtelemetryd"
   DPID=$DAEMON_PID
@@ -33,24 +37,18 @@ for set in guid fleet; do
   # directory), not the one of bench.sh's daemon that the caller's environment names.
   export MAMTELEMETRY_DATA_DIR=$TMP/$set
   "$BIN/mamtelemetry-bench" --data "$set" --batch-size "$BATCH" --dump "$TMP/$set-dump" --dump-records "$DUMP"
-  python3 Benchmarks/baselines.py zlib "$TMP/$set-dump/events.ndjson" "$BATCH" >"$OUT/$set-zlib.json"
+  python3 Benchmarks/baselines.py zlib "$TMP/$set-dump/$route.ndjson" "$BATCH" >"$OUT/$set-zlib.json"
   MAMTELEMETRY_URL=$url "$BIN/mamtelemetry-bench" --data "$set" --duration "$D" --concurrency "$CONC" \
-    --batch-size "$BATCH" --encoding gzip --logs-fraction 0 --pid "$DPID" --json >"$OUT/$set-a.json"
+    --batch-size "$BATCH" --encoding gzip --logs-fraction "$fraction" --pid "$DPID" --json >"$OUT/$set-a.json"
   # (c) as bench.sh reads it, after the compactor: wait until the count of batches still
-  # uncompacted stops falling, then sum raw and stored bytes of the event rows (prod and ppe).
-  wait_compaction_settled "$TMP/$set" "$POLL" 60 >/dev/null
-  python3 - "$TMP/$set" >"$OUT/$set-c.json" <<'PY'
-import json, os, sqlite3, sys
-raw = stored = events = 0
-for env in ("prod", "ppe"):
-    path = os.path.join(sys.argv[1], env, "records.sqlite")
-    if os.path.exists(path):
-        db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
-        for count, r, s in db.execute("SELECT sum(count), sum(rawBytes), sum(storedBytes) FROM batch WHERE kind = 0"):
-            events += count or 0; raw += r or 0; stored += s or 0
-print(json.dumps({"events": events, "rawBytes": raw, "storedBytes": stored, "ratio": round(raw / stored, 2) if stored else 0}))
-PY
-  python3 Benchmarks/baselines.py scan "$url" com.contoso.outlook -2h now >"$OUT/$set-d.json"
+  # uncompacted stops falling, then sum the records' raw and stored bytes (prod and ppe).
+  wait_compaction_settled "$BIN/mamtelemetryd" "$TMP/$set" "$POLL" 60 >/dev/null
+  "$BIN/mamtelemetryd" --data-dir "$TMP/$set" --store-layout |
+    jq -c --arg kind "$kind" '[.environments[].kinds[] | select(.kind == $kind)] as $k
+      | {records: ([$k[].records] | add // 0), rawBytes: ([$k[].rawBytes] | add // 0), storedBytes: ([$k[].storedBytes] | add // 0),
+         keysBytes: ([$k[].keysBytes] | add // 0), fileBytes: ([.environments[].fileBytes] | add // 0)}
+      | .ratio = (if .storedBytes > 0 then (.rawBytes / .storedBytes * 100 | round) / 100 else 0 end)' >"$OUT/$set-c.json"
+  python3 Benchmarks/baselines.py scan "$url" com.contoso.outlook -2h now json "$route" >"$OUT/$set-d.json"
   stop_pid "$DPID"; DPID=""
   rm -rf "${TMP:?}/$set" "$TMP/$set-dump"
 done
@@ -58,17 +56,29 @@ done
 python3 - "$OUT" "${BENCH_SMOKE:-0}" <<'PY' | tee "$OUT/datasets.txt"
 import json, os, sys
 out = sys.argv[1]
+SETS = ("guid", "fleet", "small", "verbose")
 L = lambda n: json.load(open(os.path.join(out, n)))
-print("| data set | (a) ingest, events only | vs raw zlib-6 rec/s | (c) stored ratio | vs zlib-6 per batch | (d) query scan | raw zlib-6 (same data) |")
-print("|---|---|---|---|---|---|---|")
-for s in ("guid", "fleet"):
+print("| data set | (a) ingest, one kind | vs raw zlib-6 rec/s | (c) stored ratio | stored vs zlib-6 bytes | keys / payload | file vs zlib-6 bytes | (d) query scan | raw zlib-6 (same data) |")
+print("|---|---|---|---|---|---|---|---|---|")
+rows = {}
+for s in SETS:
     a, c, d, z = L(s + "-a.json"), L(s + "-c.json"), L(s + "-d.json"), L(s + "-zlib.json")
-    scan = c["events"] / d["seconds"] if d.get("seconds") else 0
-    print("| %s | %.0f rec/s (errors %s) | %.3fx | %.2fx | %.2fx | %.0f events/s (%d matched) | %.0f rec/s, %.2fx per batch |" % (
-        s, a["recordsPerSecond"], a["errors"] or "none", a["recordsPerSecond"] / z["recordsPerSecond"], c["ratio"],
-        c["ratio"] / z["ratioPerBatch"], scan, d.get("matched", 0), z["recordsPerSecond"], z["ratioPerBatch"]))
+    scan = c["records"] / d["seconds"] if d.get("seconds") else 0
+    stored_vs_zlib = z["ratioPerBatch"] / c["ratio"] if c["ratio"] else 0
+    zlib_bytes = c["rawBytes"] / z["ratioPerBatch"] if z["ratioPerBatch"] else 0
+    file_vs_zlib = c["fileBytes"] / zlib_bytes if zlib_bytes else 0
+    keys_share = c["keysBytes"] / (c["storedBytes"] - c["keysBytes"]) if c["storedBytes"] > c["keysBytes"] else 0
+    ingest = a["recordsPerSecond"] / z["recordsPerSecond"] if z["recordsPerSecond"] else 0
+    rows[s] = (ingest, stored_vs_zlib, file_vs_zlib, scan)
+    print("| %s (%s) | %.0f rec/s (errors %s) | %.3fx | %.2fx | %.2fx | %.2f | %.2fx | %.0f records/s (%d matched) | %.0f rec/s, %.2fx per batch |" % (
+        s, "logs" if s == "verbose" else "events", a["recordsPerSecond"], a["errors"] or "none", ingest, c["ratio"], stored_vs_zlib,
+        keys_share, file_vs_zlib, scan, d.get("matched", 0), z["recordsPerSecond"], z["ratioPerBatch"]))
+worst = lambda i, pick: pick(SETS, key=lambda s: rows[s][i])
+print("| **worst of %d** | | %.3fx (%s) | | %.2fx (%s) | | %.2fx (%s) | %.0f records/s (%s) | |" % (
+    len(SETS), rows[worst(0, min)][0], worst(0, min), rows[worst(1, max)][1], worst(1, max), rows[worst(2, max)][2], worst(2, max),
+    rows[worst(3, min)][3], worst(3, min)))
 if sys.argv[2] == "1": print("(smoke mode: figures are not meaningful)")
 # A refused request or an empty query means the step measured nothing: fail the run.
-broken = [s for s in ("guid", "fleet") if L(s + "-a.json")["errors"] or not L(s + "-d.json").get("matched")]
+broken = [s for s in SETS if L(s + "-a.json")["errors"] or not L(s + "-d.json").get("matched")]
 if broken: sys.exit("data sets with refused requests or no query matches: %s" % ", ".join(broken))
 PY

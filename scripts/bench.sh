@@ -39,7 +39,7 @@ BATCH=${BENCH_BATCH:-500}
 SCRATCH=${BENCH_SCRATCH:-.build-release}
 
 JR=/usr/lib/systemd/systemd-journal-remote
-install_missing sqlite3:sqlite3 "systemd-journal-remote:$JR" curl:curl
+install_missing jq:jq "systemd-journal-remote:$JR" curl:curl
 
 if [ -n "${BENCH_BIN:-}" ]; then
   BENCH_NO_BUILD=1  # CI's smoke run reuses the test build's binaries
@@ -97,14 +97,13 @@ cat "$OUT/b-open.json"; echo
 
 echo "== (c) store compression ratio, after the compactor merged the batches into segments"
 # The compactor takes batches 5 s old; wait until the count of batches still uncompacted stops
-# falling. (This and the ratio below read the store's SQLite files directly.)
-echo "batches left uncompacted: $(wait_compaction_settled "$TMP/data" 8 60)"
-RATIO_ROWS=""
-for env in prod ppe; do
-  f=$TMP/data/$env/records.sqlite
-  [ -f "$f" ] && RATIO_ROWS+="$(sqlite3 "$f" "SELECT kind, sum(count), sum(rawBytes), sum(storedBytes), sum(length(bloom)), sum(substr(keys, 1, 1) IN (x'01', x'02')), count(*) FROM batch GROUP BY kind" | sed "s/^/$env|/")"$'\n'
-done
-printf '%s' "$RATIO_ROWS" | tee "$OUT/c-ratio.txt"
+# falling. (This and the ratio below read what the store holds with `mamtelemetryd --store-layout`.)
+echo "batches left uncompacted: $(wait_compaction_settled "$BIN/mamtelemetryd" "$TMP/data" 8 60)"
+"$BIN/mamtelemetryd" --data-dir "$TMP/data" --store-layout >"$OUT/c-layout.json"
+# One line per environment and kind that holds rows: env|kind|records|raw|stored|bloom|segments|rows
+jq -r '.environments[] | .environment as $env | .kinds[] | select(.rows > 0)
+  | [$env, .kind, .records, .rawBytes, .storedBytes, .bloomBytes, .segments, .rows] | map(tostring) | join("|")' \
+  "$OUT/c-layout.json" | tee "$OUT/c-ratio.txt"
 # Raw zlib-6 in 1,000-line batches over the generator's NDJSON of each kind, its bytes per
 # raw byte applied to the raw bytes the store holds of that kind: what zlib alone would keep.
 python3 - "$OUT/c-ratio.txt" "$TMP/dataset" >"$OUT/c-ratio.json" <<'PY'
@@ -114,10 +113,10 @@ def zlib_per_raw(path):
     lines = open(path, "rb").read().splitlines(keepends=True)
     raw = sum(len(l) for l in lines)
     return sum(len(zlib.compress(b"".join(lines[i:i + 1000]), 6)) for i in range(0, len(lines), 1000)) / raw
-per_raw = {"0": zlib_per_raw(sys.argv[2] + "/events.ndjson"), "1": zlib_per_raw(sys.argv[2] + "/logs.ndjson")}
+per_raw = {"event": zlib_per_raw(sys.argv[2] + "/events.ndjson"), "log": zlib_per_raw(sys.argv[2] + "/logs.ndjson")}
 raw = sum(int(r[3]) for r in rows); stored = sum(int(r[4]) for r in rows); bloom = sum(int(r[5]) for r in rows)
 zlib_bytes = sum(int(r[3]) * per_raw[r[1]] for r in rows)
-ev = [r for r in rows if r[1] == "0"]
+ev = [r for r in rows if r[1] == "event"]
 er = sum(int(r[3]) for r in ev); es = sum(int(r[4]) for r in ev)
 print(json.dumps({"rawBytes": raw, "storedBytes": stored, "bloomBytes": bloom, "ratio": round(raw / stored, 2) if stored else 0,
                   "eventRatio": round(er / es, 2) if es else 0, "events": sum(int(r[2]) for r in ev),
@@ -235,9 +234,9 @@ if smoke: print("(smoke mode: figures are not meaningful)")
 PY
 scripts/bench-clickhouse.sh rows "$OUT" | tee -a "$OUT/summary.txt"
 grep '^|' "$OUT/k-clickhouse-backend.txt" | tee -a "$OUT/summary.txt" || true
-# ---- Fleet vs GUID-heavy data: steps (a), (c) and (d) once per data set of
-# `mamtelemetry-bench --data`, each on a fresh daemon, beside raw zlib-6 of the same data.
-echo "== fleet vs GUID-heavy data sets (scripts/bench-datasets.sh)"
+# ---- Four data sets: steps (a), (c) and (d) once per data set of `mamtelemetry-bench
+# --data`, each on a fresh daemon, beside raw zlib-6 of the same data; the worst of the four.
+echo "== data sets guid, fleet, small, verbose (scripts/bench-datasets.sh)"
 BENCH_BIN=$BIN BENCH_SMOKE=$SMOKE BENCH_SECONDS=$D BENCH_CONCURRENCY=$CONC BENCH_BATCH=$BATCH \
   scripts/bench-datasets.sh "$OUT/datasets"
 

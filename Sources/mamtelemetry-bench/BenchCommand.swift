@@ -45,7 +45,7 @@ struct BenchCommand: AsyncParsableCommand {
     var spreadHours: Int?
     @Option(
         help:
-            "Data set: guid (every record's device, app and session drawn on its own) or fleet (one device's batch per request, ids reused, some relayed multi-device requests; OTLP log bodies stay guid)."
+            "Data set: guid (every record's device, app and session drawn on its own), fleet (one device's batch per request, ids reused, some relayed multi-device requests), small (events with few fields over 200,000 devices) or verbose (log bursts of one device around a failure, mostly multi-line verbose text); OTLP log bodies stay guid."
     )
     var data: BenchDataSet = .guid
     @Flag(

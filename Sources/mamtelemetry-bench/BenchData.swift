@@ -149,6 +149,21 @@ struct BenchData {
             sessionId: Self.guid(2, device * 7 + below(4)), component: component)
     }
 
+    /// `count` events or log records of a data set drawn record by record (not the fleet's
+    /// device batches); `idBase` makes the events' `eventId`s unique.
+    mutating func records(of dataSet: BenchDataSet, logs: Bool, count: Int, idBase: UInt64, into out: inout [UInt8]) {
+        switch (dataSet, logs) {
+        case (.verbose, true):
+            verboseLogs(into: &out, count: count)
+        case (.small, false):
+            for r in 0..<count { smallEvent(into: &out, id: idBase | UInt64(r)) }
+        case (_, true):
+            for _ in 0..<count { log(into: &out) }
+        case (_, false):
+            for r in 0..<count { event(into: &out, id: idBase | UInt64(r)) }
+        }
+    }
+
     /// Writes `records` events and log records of `dataSet` as events.ndjson and logs.ndjson
     /// (for the baselines); the fleet set is written request by request, `batchSize` at a time.
     static func dump(
@@ -161,10 +176,14 @@ struct BenchData {
         var logs: [UInt8] = []
         switch dataSet {
         case .guid:
+            // One event, then one log record: the order of draws a seed has always given.
             for i in 0..<records {
                 gen.event(into: &events, id: UInt64(i))
                 gen.log(into: &logs)
             }
+        case .small, .verbose:
+            gen.records(of: dataSet, logs: false, count: records, idBase: 0, into: &events)
+            gen.records(of: dataSet, logs: true, count: records, idBase: 0, into: &logs)
         case .fleet:
             for start in stride(from: 0, to: records, by: max(batchSize, 1)) {
                 let n = min(max(batchSize, 1), records - start)
@@ -178,5 +197,5 @@ struct BenchData {
 }
 
 extension String {
-    fileprivate func leftPad(_ n: Int) -> String { count >= n ? self : String(repeating: "0", count: n - count) + self }
+    func leftPad(_ n: Int) -> String { count >= n ? self : String(repeating: "0", count: n - count) + self }
 }

@@ -2,8 +2,8 @@ import ArgumentParser
 
 /// Which generator writes the load: `guid` (the default, every field of every record drawn on
 /// its own) or `fleet` (requests as a real fleet's SDKs send them, `BenchData.fleetRequests`).
-enum BenchDataSet: String, ExpressibleByArgument, Sendable {
-    case guid, fleet
+enum BenchDataSet: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case guid, fleet, small, verbose
 }
 
 /// The realistic-fleet data set. A request is what one device's MAM SDK sends when it flushes

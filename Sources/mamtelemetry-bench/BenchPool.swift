@@ -37,9 +37,7 @@ struct BenchPool: Sendable {
             } else {
                 var raw: [UInt8] = []
                 raw.reserveCapacity(batchSize * 420)
-                for r in 0..<batchSize {
-                    if isLog { gen.log(into: &raw) } else { gen.event(into: &raw, id: UInt64(b) << 20 | UInt64(r)) }
-                }
+                gen.records(of: dataSet, logs: isLog, count: batchSize, idBase: UInt64(b) << 20, into: &raw)
                 requests = [(raw, batchSize)]
             }
             let bodies = requests.map { raw, records in

@@ -7,12 +7,14 @@ import Testing
 /// default), and the built daemon accepts every record it sends.
 @Suite(.serialized) struct BenchFleetTests {
     /// The records of a `--dump`: one JSON object per line.
-    static func dumped(_ dataSet: String, into directory: URL, daemon: DaemonProcess) async throws -> [[String: Any]] {
+    static func dumped(_ dataSet: String, into directory: URL, daemon: DaemonProcess, file: String = "events.ndjson") async throws
+        -> [[String: Any]]
+    {
         let run = try await ControlProcess.run(
             ["--data", dataSet, "--dump", directory.path, "--dump-records", "2000", "--batch-size", "500"], daemon: daemon,
             binary: ControlProcess.benchBinary)
         #expect(run.status == 0, "\(run.errors)")
-        let text = try String(contentsOf: directory.appendingPathComponent("events.ndjson"), encoding: .utf8)
+        let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
         return text.split(separator: "\n").map { parseJSON(Array($0.utf8)) }
     }
 
@@ -52,6 +54,38 @@ import Testing
         #expect(records > 0, "\(run.output)")
         #expect(report["accepted"] as? Int == records, "\(run.output)")
         #expect((report["errors"] as? [String: Any])?.isEmpty == true, "\(run.output)")
+    }
+
+    /// The two data sets of other shapes: small events carry few fields over many devices;
+    /// verbose logs come in one device's bursts of mostly multi-line verbose text ending in an
+    /// error. The daemon accepts every record of both.
+    @Test func theSmallAndVerboseDataSetsHaveTheirShapes() async throws {
+        let d = try DaemonProcess()
+        try await d.start()
+        defer { d.cleanUp() }
+        let small = try await Self.dumped("small", into: d.dataDirectory.appendingPathComponent("small"), daemon: d)
+        #expect(small.count == 2000 && small.allSatisfy { $0.count <= 6 }, "few fields per event")
+        #expect(Set(small.compactMap { $0["deviceId"] as? String }).count > 1900, "a device per record")
+        #expect(Set(small.compactMap { $0["eventId"] as? String }).count == 2000)
+        let verbose = try await Self.dumped(
+            "verbose", into: d.dataDirectory.appendingPathComponent("verbose"), daemon: d, file: "logs.ndjson")
+        #expect(verbose.count == 2000)
+        let levels = Dictionary(grouping: verbose.compactMap { $0["level"] as? String }, by: { $0 }).mapValues(\.count)
+        #expect((levels["verbose"] ?? 0) > 1400, "\(levels)")
+        #expect((levels["error"] ?? 0) >= 2000 / 60 && (levels["error"] ?? 0) <= 2000 / 20 + 1, "one error per burst: \(levels)")
+        #expect(verbose.filter { ($0["message"] as? String)?.contains("\n") == true }.count > 200, "multi-line messages")
+        let sameDevice = zip(verbose, verbose.dropFirst()).filter { ($0["deviceId"] as? String) == ($1["deviceId"] as? String) }
+        #expect(sameDevice.count > 1900, "bursts of one device")
+        for (dataSet, logs) in [("small", "0"), ("verbose", "1")] {
+            let run = try await ControlProcess.run(
+                [
+                    "--data", dataSet, "--logs-fraction", logs, "--duration", "1", "--concurrency", "2", "--batch-size", "200",
+                    "--pool-records", "20000", "--json",
+                ], daemon: d, binary: ControlProcess.benchBinary)
+            let report = parseJSON(Array(run.output.utf8))
+            #expect(run.status == 0 && (report["records"] as? Int ?? 0) > 0, "\(dataSet): \(run.output)\(run.errors)")
+            #expect(report["accepted"] as? Int == report["records"] as? Int, "\(dataSet): \(run.output)")
+        }
     }
 
     /// A remembered `mamtelemetryctl bench` command line fails with the program to run instead.

@@ -205,7 +205,8 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "TelemetryModel",
+                "TelemetryModel", "Compression",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

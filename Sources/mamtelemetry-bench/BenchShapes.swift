@@ -55,7 +55,10 @@ extension BenchData {
         for i in 0..<lines {
             let last = i == lines - 1
             let level = last ? "error" : (chance(0.85) ? "verbose" : "info")
-            let message = last ? "Enrollment failed: status \(code) for \(user) (correlation \(correlation))" : verboseMessage(user: user, correlation: correlation)
+            let message =
+                last
+                ? "Enrollment failed: status \(code) for \(user) (correlation \(correlation))"
+                : verboseMessage(user: user, correlation: correlation)
             let time = Self.timestamp(start + Int64(i) * 2_000 / Int64(max(lines, 1)) + Int64(below(30)))
             let component = Self.logTemplates[below(Self.logTemplates.count)].0
             let line =
@@ -77,7 +80,8 @@ extension BenchData {
             }
             return "Retrying after NSURLErrorDomain -\(1000 + below(20))\(frames.joined())"
         case 2:
-            return "Token cache lookup for \(user) resource https://msmamservice.api.application.com: \(chance(0.7) ? "hit" : "miss"), expires in \(below(3_600)) s"
+            return
+                "Token cache lookup for \(user) resource https://msmamservice.api.application.com: \(chance(0.7) ? "hit" : "miss"), expires in \(below(3_600)) s"
         default:
             return
                 "Applied policy {\\\"pinRequired\\\":\(chance(0.5)),\\\"saveAsBlocked\\\":\(chance(0.5)),\\\"minOSVersion\\\":\\\"\(14 + below(4)).\(below(6))\\\",\\\"allowedApps\\\":[\\\"\(Self.apps[below(Self.apps.count)].0)\\\"]}\\tversion \(below(500))"

@@ -121,7 +121,7 @@ struct OTLPExporterTests {
         // After the raw pass: opening a store with SQLite removes its -shm file.
         var inflated = 0
         for file in files where file.pathExtension == "sqlite" {
-            inflated += try PrivacyFlagsIntegrationTests.inflateEveryBlob(in: file, marker: marker, ppeMarker: "PPE-\(tag)")
+            inflated += try StoreFileScan.inflateEveryBlob(in: file, marker: marker, ppeMarker: "PPE-\(tag)")
         }
         // Not on ClickHouse: there the files are the spool, which deletes each batch once
         // ClickHouse holds it (PrivacyFlagsIntegrationTests searches ClickHouse itself).

@@ -15,7 +15,10 @@ import Testing
         let err = out.appendingPathExtension("err")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
+        defer {
+            try? FileManager.default.removeItem(at: out)
+            try? FileManager.default.removeItem(at: err)
+        }
         p.standardOutput = try FileHandle(forWritingTo: out)
         p.standardError = try FileHandle(forWritingTo: err)
         try p.run()
@@ -41,7 +44,8 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("layout-ch-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let refused = try Self.run([
-            "--data-dir", directory.path, "--store-backend", "clickhouse", "--clickhouse-url", "http://127.0.0.1:9", "--collector-id", "1", "--store-layout",
+            "--data-dir", directory.path, "--store-backend", "clickhouse", "--clickhouse-url", "http://127.0.0.1:9", "--collector-id", "1",
+            "--store-layout",
         ])
         #expect(refused.status == 64, "\(refused.errors)")
         #expect(refused.errors.contains("--store-layout reads the embedded store"), "\(refused.errors)")

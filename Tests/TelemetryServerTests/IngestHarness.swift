@@ -38,18 +38,21 @@ struct IngestHarness: Sendable {
     ///     a test that streams (follow); otherwise requests go straight to the router.
     ///   - space: where the disk guard reads free space (the real filesystem unless a test
     ///     scripts it to cross the high-water mark without filling a disk).
+    ///   - directory: the data directory to run on, kept afterwards (the caller removes it): a
+    ///     second run on it is the daemon restarted, and its files can be read once the run is
+    ///     over. Without it, a fresh directory under `parent` that goes with the run.
     ///   - adjust: changes to the configuration (journal mirroring is off unless set here).
     ///   - hooks: the daemon's extra wiring (a journal mirror over a test sink, say).
     static func run(
         faults: any CommitFaultInjector = NoCommitFaults(), clock: any WallClock = SystemWallClock(), live: Bool = false,
         parent: URL = FileManager.default.temporaryDirectory, space: any FilesystemSpace = StatvfsFilesystemSpace(),
-        adjust: @Sendable (inout ServerConfiguration) -> Void = { _ in },
+        directory: URL? = nil, adjust: @Sendable (inout ServerConfiguration) -> Void = { _ in },
         hooks: @Sendable (DaemonComponents, Logger) -> ApplicationHooks = { _, _ in ApplicationHooks() },
         _ test: @escaping @Sendable (IngestHarness) async throws -> Void
     ) async throws {
-        let dir = parent.appendingPathComponent("ingest-\(UUID().uuidString)")
+        let dir = directory ?? parent.appendingPathComponent("ingest-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        defer { if directory == nil { try? FileManager.default.removeItem(at: dir) } }
         var configuration = ServerConfiguration()
         configuration.dataDirectory = dir
         configuration.journalMirror = false
@@ -81,18 +84,20 @@ struct IngestHarness: Sendable {
     }
 
     func post(
-        _ uri: String, _ body: String, token: String? = nil, headers extra: HTTPFields = [:], contentType: String = "application/x-ndjson"
+        _ uri: String, _ body: String, token: String? = nil, headers extra: HTTPFields = [:], contentType: String = "application/x-ndjson",
+        method: HTTPRequest.Method = .post
     ) async throws -> Answer {
-        try await post(uri, bytes: Array(body.utf8), token: token, headers: extra, contentType: contentType)
+        try await post(uri, bytes: Array(body.utf8), token: token, headers: extra, contentType: contentType, method: method)
     }
 
     func post(
-        _ uri: String, bytes: [UInt8], token: String? = nil, headers extra: HTTPFields = [:], contentType: String = "application/x-ndjson"
+        _ uri: String, bytes: [UInt8], token: String? = nil, headers extra: HTTPFields = [:], contentType: String = "application/x-ndjson",
+        method: HTTPRequest.Method = .post
     ) async throws -> Answer {
         var headers = extra
         headers[.contentType] = contentType
         if headers[HTTPField.Name("X-APIKey")!] == nil { headers[.authorization] = "Bearer \(token ?? adminToken)" }
-        return try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(bytes: bytes)) { r in
+        return try await client.execute(uri: uri, method: method, headers: headers, body: ByteBuffer(bytes: bytes)) { r in
             Answer(status: r.status, headers: r.headers, body: String(buffer: r.body))
         }
     }

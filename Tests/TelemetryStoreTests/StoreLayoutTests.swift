@@ -28,7 +28,8 @@ import Testing
             if n % 3 == 0 {
                 logs += 1
                 _ = try await f.store.append(
-                    [CompactionTests.log(n, device: device, time: now - 80_000)], kind: .log, env: .prod, receivedAt: now - 60_000 + Int64(n),
+                    [CompactionTests.log(n, device: device, time: now - 80_000)], kind: .log, env: .prod,
+                    receivedAt: now - 60_000 + Int64(n),
                     incident: nil)
             }
         }

@@ -72,6 +72,8 @@ public final class Compactor: Service, Sendable {
         public var records = 0
         public var bytesBefore = 0
         public var bytesAfter = 0
+        /// The most inflated row payload one merge of the pass held at once.
+        public var peakInflatedBytes = 0
     }
 
     /// One pass over both environments and kinds.
@@ -86,6 +88,7 @@ public final class Compactor: Service, Sendable {
                 total.records += r.records
                 total.bytesBefore += r.bytesBefore
                 total.bytesAfter += r.bytesAfter
+                total.peakInflatedBytes = max(total.peakInflatedBytes, r.peakInflatedBytes)
             }
         }
         return total
@@ -132,6 +135,7 @@ public final class Compactor: Service, Sendable {
             result.records += outcome.records
             result.bytesBefore += outcome.bytesBefore
             result.bytesAfter += outcome.bytesAfter
+            result.peakInflatedBytes = max(result.peakInflatedBytes, outcome.peakInflatedBytes)
             let dimensions = [("env", env.rawValue)]
             Counter(label: MetricName.compactionSegments.rawValue, dimensions: dimensions, factory: metrics).increment()
             Counter(label: MetricName.compactionSavedBytes.rawValue, dimensions: dimensions, factory: metrics).increment(

@@ -62,70 +62,20 @@ enum GroupedSegment {
 
     /// Groups `records` (ascending ids) by app and codes each group.
     static func encode(_ records: [Segment.Record]) throws -> Segment.Encoded {
-        precondition(!records.isEmpty, "a segment holds at least one record")
         var perApp: [String: Int] = [:]
         for r in records { perApp[r.keys.appId, default: 0] += 1 }
-        let own = Set(
+        var writer = Writer(recordsPerApp: perApp)
+        for r in records { try writer.append(id: r.id, receivedAt: r.receivedAt, keys: r.keys, json: r.json) }
+        return try writer.finish()
+    }
+
+    /// The apps that get a group of their own, from how many records each has in the row:
+    /// those with at least ``minGroupRecords``, the largest first, at most ``maxGroups`` (one
+    /// fewer when other apps need the mixed group).
+    static func ownGroups(recordsPerApp perApp: [String: Int]) -> Set<String> {
+        Set(
             perApp.filter { $0.value >= minGroupRecords }.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
                 .prefix(perApp.count > maxGroups ? maxGroups - 1 : maxGroups).map(\.key))
-        // Groups in order of their first record, the mixed one where its first record falls;
-        // each group a list of its records' indices, in id order.
-        var order: [String?] = []
-        var position: [String?: Int] = [:]
-        var members: [[Int]] = []
-        for i in records.indices {
-            let app = records[i].keys.appId
-            let group: String? = own.contains(app) ? app : nil
-            if let at = position[group] {
-                members[at].append(i)
-            } else {
-                position[group] = order.count
-                order.append(group)
-                members.append([i])
-            }
-        }
-        var shared = GuidTable()
-        var head = ByteWriter()
-        var streams: [UInt8] = []
-        var payload: [UInt8] = []
-        var rawBytes = order.count - 1  // the line breaks between one group's records and the next's
-        var codedBytes = 0
-        var groupHeads = ByteWriter()
-        for (n, group) in order.enumerated() {
-            let rows = members[n]
-            let body = try Segment.encodeBody(records, rows)
-            let freshStart = shared.guids.count
-            var map = ByteWriter()
-            map.varint(UInt64(body.guids.guids.count))
-            for guid in body.guids.guids { map.varint(shared.share(guid).map { UInt64($0 + 1) } ?? 0) }
-            let mapBytes = try Deflate.compress(map.bytes, level: Segment.zlibLevel)
-            if let app = group {
-                groupHeads.bytes.append(1)
-                groupHeads.string(app)
-            } else {
-                groupHeads.bytes.append(0)
-            }
-            for v in [
-                rows.count, Int(records[rows[0]].id - records[0].id), freshStart, mapBytes.count, body.columns.count, body.payload.count,
-            ] {
-                groupHeads.varint(UInt64(v))
-            }
-            groupHeads.varint(UInt64(body.codedBytes))
-            groupHeads.varint(UInt64(body.rawBytes))
-            streams += mapBytes
-            streams += body.columns
-            payload += body.payload
-            rawBytes += body.rawBytes
-            codedBytes += body.codedBytes
-        }
-        head.bytes.append(marker)
-        head.varint(UInt64(records[0].id))
-        head.varint(UInt64(records[records.count - 1].id - records[0].id))
-        head.varint(UInt64(order.count))
-        head.varint(UInt64(shared.guids.count))
-        head.bytes += shared.stored
-        return Segment.Encoded(
-            keys: head.bytes + groupHeads.bytes + streams, payload: payload, rawBytes: rawBytes, codedBytes: codedBytes)
     }
 
     /// The groups a keys blob lists and the row's GUID table, with every range checked against

@@ -59,31 +59,13 @@ enum Segment {
         var codedBytes: Int
     }
 
-    /// Codes `members` of `records` (ascending ids): the NDJSON with its GUIDs replaced by references,
-    /// then the key columns, each deflated with its preset dictionary.
-    static func encodeBody(_ records: [Record], _ members: [Int]) throws -> Body {
-        precondition(!members.isEmpty, "a segment holds at least one record")
-        var guids = GuidTable()
-        var text: [UInt8] = []
-        var rawBytes = members.count - 1
-        for i in members { rawBytes += records[i].json.count }
-        text.reserveCapacity(rawBytes)
-        for (n, i) in members.enumerated() {
-            if n > 0 { text.append(0x0A) }
-            guids.code(records[i].json, into: &text, relative: true)
-        }
-        let columns = encodeColumns(records, members, guids: &guids)
-        return Body(
-            guids: guids, columns: try Deflate.compress(columns, level: zlibLevel, dictionary: SegmentDictionary.keys),
-            payload: try Deflate.compress(text, level: payloadLevel, dictionary: SegmentDictionary.payload), rawBytes: rawBytes,
-            codedBytes: text.count)
-    }
-
     /// Encodes `records` (ascending ids) into a keys blob and a payload blob in this format
     /// (which the compactor no longer writes: ``GroupedSegment`` does; kept so stored rows of
     /// this format, and tests of them, can be made and read).
     static func encode(_ records: [Record]) throws -> Encoded {
-        let body = try encodeBody(records, Array(records.indices))
+        var writer = try BodyWriter(expectedRecords: records.count)
+        for r in records { try writer.append(id: r.id, receivedAt: r.receivedAt, keys: r.keys, json: r.json) }
+        let body = try writer.finish()
         var head = ByteWriter()
         head.bytes.append(marker)
         head.varint(UInt64(records[0].id))
@@ -143,27 +125,27 @@ enum Segment {
         [\.appId, \.deviceId, \.sessionId, \.identity, \.name, \.detail, \.incident]
     }
 
-    /// The records' keys column by column, read in place through `members` (indices into
-    /// `records`): copying a record, or its keys into a closure, retained its seven strings
-    /// once per column, which was most of the compactor's retain traffic.
-    private static func encodeColumns(_ records: [Record], _ members: [Int], guids: inout GuidTable) -> [UInt8] {
+    /// A body's keys column by column (`ids` ascending), read in place: copying a record's
+    /// keys into a closure retained its seven strings once per column, which was most of the
+    /// compactor's retain traffic.
+    static func encodeColumns(ids: [Int64], receivedAt: [Int64], keys: [RecordKeys], guids: inout GuidTable) -> [UInt8] {
         var w = ByteWriter()
-        w.bytes.reserveCapacity(members.count * 24)
-        w.varint(UInt64(members.count))
-        var previous = records[members[0]].id
-        for i in members {
-            w.varint(UInt64(records[i].id - previous))
-            previous = records[i].id
+        w.bytes.reserveCapacity(ids.count * 24)
+        w.varint(UInt64(ids.count))
+        var previous = ids[0]
+        for id in ids {
+            w.varint(UInt64(id - previous))
+            previous = id
         }
         var previousTime: Int64 = 0
-        for i in members {
-            w.varint(KeysBlock.zigzag(records[i].receivedAt &- previousTime))
-            previousTime = records[i].receivedAt
+        for t in receivedAt {
+            w.varint(KeysBlock.zigzag(t &- previousTime))
+            previousTime = t
         }
         previousTime = 0
-        for i in members {
-            w.varint(KeysBlock.zigzag(records[i].keys.time &- previousTime))
-            previousTime = records[i].keys.time
+        for i in keys.indices {
+            w.varint(KeysBlock.zigzag(keys[i].time &- previousTime))
+            previousTime = keys[i].time
         }
         for field in 0..<7 {
             // Distinct values in order of first use; a record's code is 0 for "the next new
@@ -172,16 +154,16 @@ enum Segment {
             var seen: [String: Int] = [:]
             var values: [String] = []
             var codes = ByteWriter()
-            for i in members {
+            for i in keys.indices {
                 let v: String
                 switch field {
-                case 0: v = records[i].keys.appId
-                case 1: v = records[i].keys.deviceId
-                case 2: v = records[i].keys.sessionId
-                case 3: v = records[i].keys.identity
-                case 4: v = records[i].keys.name
-                case 5: v = records[i].keys.detail
-                default: v = records[i].keys.incident
+                case 0: v = keys[i].appId
+                case 1: v = keys[i].deviceId
+                case 2: v = keys[i].sessionId
+                case 3: v = keys[i].identity
+                case 4: v = keys[i].name
+                case 5: v = keys[i].detail
+                default: v = keys[i].incident
                 }
                 if let known = seen[v] {
                     codes.varint(UInt64(known + 1))
@@ -200,10 +182,10 @@ enum Segment {
             }
             w.bytes.append(contentsOf: codes.bytes)
         }
-        for i in members { w.varint(KeysBlock.statusCodeCode(records[i].keys.statusCode)) }
-        for i in members {
+        for i in keys.indices { w.varint(KeysBlock.statusCodeCode(keys[i].statusCode)) }
+        for i in keys.indices {
             // Whole milliseconds (what SDKs send) as a varint; anything else as the raw double.
-            if let d = records[i].keys.durationMs {
+            if let d = keys[i].durationMs {
                 if d >= 0, d < 1e15, d.rounded() == d, d.sign == .plus {
                     w.bytes.append(1)
                     w.varint(UInt64(d))
@@ -215,8 +197,8 @@ enum Segment {
                 w.bytes.append(0)
             }
         }
-        for i in members { w.bytes.append(records[i].keys.succeeded.map { $0 ? 2 : 1 } ?? 0) }
-        for i in members { w.bytes.append(records[i].keys.level.map { UInt8($0.rawValue) + 1 } ?? 0) }
+        for i in keys.indices { w.bytes.append(keys[i].succeeded.map { $0 ? 2 : 1 } ?? 0) }
+        for i in keys.indices { w.bytes.append(keys[i].level.map { UInt8($0.rawValue) + 1 } ?? 0) }
         return w.bytes
     }
 

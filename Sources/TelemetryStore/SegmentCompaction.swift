@@ -27,6 +27,8 @@ struct SegmentCompaction: Sendable {
         var records = 0
         var bytesBefore = 0
         var bytesAfter = 0
+        /// The most inflated row payload the merge held at once (bytes of NDJSON or coded text).
+        var peakInflatedBytes = 0
     }
 
     /// Rows of `kind` from `firstSeq` on, in id order, up to the first one received at or
@@ -81,7 +83,7 @@ struct SegmentCompaction: Sendable {
             }
         }
         guard blobs.count == rows.count else { return nil }
-        let merged = try await worker.run { try Self.merge(blobs, rows: rows) }
+        let merged = try await worker.run { try Self.merge(blobs, candidates: rows) }
         let (keys, payload, rawBytes) = (merged.encoded.keys, merged.encoded.payload, merged.encoded.rawBytes)
         let storedBytes = keys.count + payload.count
         // The segment's receive time is its newest row's: age retention removes it when
@@ -91,6 +93,7 @@ struct SegmentCompaction: Sendable {
         let bounds = (min: merged.minTime, max: merged.maxTime)
         let mask = merged.levelMask
         let bloomBits = Data(merged.bloom)
+        let peakInflated = merged.peakInflatedBytes
         return try await pool.write { db in
             let current = try Row.fetchAll(
                 db, sql: "SELECT id, storedBytes, levelMask FROM batch WHERE id IN (\(placeholders)) ORDER BY firstSeq",
@@ -116,43 +119,74 @@ struct SegmentCompaction: Sendable {
                 ])
             return CompactionOutcome(
                 rowsMerged: rows.count, records: recordCount, bytesBefore: rows.reduce(0) { $0 + $1.storedBytes },
-                bytesAfter: storedBytes)
+                bytesAfter: storedBytes, peakInflatedBytes: peakInflated)
         }
     }
 }
 
 extension SegmentCompaction {
     /// The CPU side of a merge (on the compactor's low-priority worker): the rows' records
-    /// decoded in id order and encoded as one grouped segment, with its Bloom filter, time
-    /// bounds and level bits.
-    fileprivate static func merge(_ blobs: [RowBlobs], rows: [CompactionCandidate]) throws -> MergedSegment {
-        var records: [Segment.Record] = []
-        records.reserveCapacity(rows.reduce(0) { $0 + $1.count })
+    /// in id order encoded as one grouped segment, with its Bloom filter, time bounds and
+    /// level bits. Two passes keep what it holds to the run's keys, its compressed blobs, the
+    /// groups' zlib state and output, and one row's text: the first decodes only the keys
+    /// blobs (the groups are chosen from the whole run's counts per app), the second inflates
+    /// one row at a time and streams its records into the groups' deflaters, letting the row
+    /// go before the next.
+    fileprivate static func merge(_ rows: [RowBlobs], candidates: [CompactionCandidate]) throws -> MergedSegment {
+        var blocks: [StoredBlock?] = []
+        blocks.reserveCapacity(rows.count)
+        var perApp: [String: Int] = [:]
         var bloom = BloomBuilder()
         var minTime = Int64.max
         var maxTime = Int64.min
+        var records = 0
         // Level bits of every row; "verbose already scrubbed" only when it holds for every row
         // with verbose records, so none escapes the scrub.
         var levelMask = 0
         var scrubbed = EnvironmentRetention.verboseScrubbedBit
-        for (row, candidate) in zip(blobs, rows) {
-            let block = try StoredBlock(keysBlob: row.keys, firstSeq: row.firstSeq, receivedAt: row.receivedAt)
-            let lines = try block.lines(row.payload)
-            for (i, k) in block.keys.enumerated() {
-                // Slices of the rows' inflated payloads: a merge of 16,384 records made as
-                // many small arrays when it copied each line.
-                records.append(Segment.Record(id: block.id(i), receivedAt: block.receivedAt(i), keys: k, json: lines.slice(i)))
+        for (n, candidate) in candidates.enumerated() {
+            let block = try StoredBlock(keysBlob: rows[n].keys, firstSeq: rows[n].firstSeq, receivedAt: rows[n].receivedAt)
+            for k in block.keys {
+                perApp[k.appId, default: 0] += 1
                 bloom.add(k)
                 minTime = min(minTime, k.time)
                 maxTime = max(maxTime, k.time)
             }
+            records += block.keys.count
+            blocks.append(block)
             levelMask |= candidate.levelMask & ~EnvironmentRetention.verboseScrubbedBit
             if candidate.levelMask & 1 != 0 { scrubbed &= candidate.levelMask }
         }
+        var writer = GroupedSegment.Writer(recordsPerApp: perApp)
+        var inflated = HeldBytes()
+        for n in blocks.indices {
+            guard let block = blocks[n].take() else { continue }
+            // Slices of the row's inflated payload: no copy per line.
+            let lines = try block.lines(rows[n].payload)
+            inflated.take(lines.byteCount)
+            for i in block.keys.indices {
+                try writer.append(id: block.id(i), receivedAt: block.receivedAt(i), keys: block.keys[i], json: lines.slice(i))
+            }
+            inflated.release(lines.byteCount)
+        }
         return MergedSegment(
-            encoded: try GroupedSegment.encode(records), records: records.count, bloom: bloom.filter().bits, minTime: minTime,
-            maxTime: maxTime, levelMask: levelMask | scrubbed)
+            encoded: try writer.finish(), records: records, bloom: bloom.filter().bits, minTime: minTime, maxTime: maxTime,
+            levelMask: levelMask | scrubbed, peakInflatedBytes: inflated.peak)
     }
+}
+
+/// Inflated payload bytes a merge holds, and the most it held at once: the figure its
+/// memory bound is stated (and tested) in.
+private struct HeldBytes {
+    private(set) var current = 0
+    private(set) var peak = 0
+
+    mutating func take(_ bytes: Int) {
+        current += bytes
+        peak = max(peak, current)
+    }
+
+    mutating func release(_ bytes: Int) { current -= bytes }
 }
 
 /// What a merge produced, handed from the worker back to the write transaction.
@@ -163,9 +197,11 @@ private struct MergedSegment: Sendable {
     var minTime: Int64
     var maxTime: Int64
     var levelMask: Int
+    var peakInflatedBytes: Int
 }
 
-/// A stored row's columns the compactor merges, read out of SQLite in one snapshot.
+/// A stored row's columns the compactor merges, read out of SQLite in one snapshot (still
+/// compressed: a small share of what they inflate to).
 private struct RowBlobs: Sendable {
     let firstSeq: Int64
     let receivedAt: Int64

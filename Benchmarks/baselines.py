@@ -15,6 +15,9 @@
   bundle URL DEVICE SINCE    GET /v1/bundles?device= (zip), time; records counted from its manifest
   stats URL HOURS            GET /v1/stats/{enrollment,launches,actions} over the HOURS whole hours
                              before the current one, from rollups and with source=records (best of 3)
+  stats-windows URL          the same, interval 1h, for: the last hour and the last 24 h ending now (ms
+                             edges), the last hour from a minute's start to now, the last 24 h on whole
+                             minutes, and the whole hour before the previous one
 Each prints one JSON object.
 """
 import http.client, json, os, sys, time, urllib.parse, zlib
@@ -199,16 +202,36 @@ def auth_headers():
 
 
 def cmd_stats(url, hours):
-    u = urllib.parse.urlparse(url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=600)
-    headers = auth_headers()
     hour = 3_600_000
     until = int(time.time() * 1000) // hour * hour - 1
     since = until + 1 - int(hours) * hour
+    return stats_window(url, since, until, "1d", {"hours": int(hours)})
+
+
+def cmd_stats_windows(url):
+    hour = 3_600_000
+    now = int(time.time() * 1000)
+    this_hour = now // hour * hour
+    minute = now // 60_000 * 60_000
+    # Ends at now (edges inside minutes), or on whole minutes; and a whole hour.
+    windows = {"lastHour": (now - hour, now), "lastHourFromMinute": (minute - hour, now),
+               "last24h": (now - 24 * hour, now), "last24hMinuteEdges": (minute - 24 * hour, minute - 1),
+               "pastHour": (this_hour - 2 * hour, this_hour - hour - 1)}
+    print(json.dumps({name: stats_window(url, since, until, "1h", {"since": since, "until": until}, quiet=True)
+                      for name, (since, until) in windows.items()}))
+
+
+def stats_window(url, since, until, interval, out, quiet=False):
+    """Times GET /v1/stats/{enrollment,launches,actions} over since..until from rollups and with
+    source=records, best of 3; events/s is every event of the three names in the window over the
+    seconds one request took."""
+    u = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=600)
+    headers = auth_headers()
 
     def get(what, source):
         q = "/v1/stats/%s?%s" % (what, urllib.parse.urlencode(
-            {"since": since, "until": until, "interval": "1d", "source": source}))
+            {"since": since, "until": until, "interval": interval, "source": source}))
         best, answer = None, None
         for _ in range(3):
             s = time.monotonic()
@@ -222,7 +245,6 @@ def cmd_stats(url, hours):
             answer = body
         return best, answer
 
-    out = {"hours": int(hours)}
     events = 0
     for what in ("enrollment", "launches", "actions"):
         rollups, a = get(what, "rollups")
@@ -237,9 +259,11 @@ def cmd_stats(url, hours):
         r = out[what]
         r["rollupsEventsPerSecond"] = int(events / r["rollupsSeconds"])
         r["recordsEventsPerSecond"] = int(events / r["recordsSeconds"])
-    print(json.dumps(out))
+    if not quiet:
+        print(json.dumps(out))
+    return out
 
 
 if __name__ == "__main__":
     {"zlib": cmd_zlib, "export": cmd_export, "journal-remote": cmd_journal_remote, "scan": cmd_scan, "bundle-seed": cmd_bundle_seed, "bundle": cmd_bundle,
-     "stats": cmd_stats}[sys.argv[1]](*sys.argv[2:])
+     "stats": cmd_stats, "stats-windows": cmd_stats_windows}[sys.argv[1]](*sys.argv[2:])

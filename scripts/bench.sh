@@ -8,6 +8,9 @@
 #   (j) bundle of one device with 100,000 records (records/s)
 #   (e) idle RSS and RSS under load
 #   (h) stats over 30 days of history: from the hourly rollups vs reading every record
+#   (h2) stats over windows with minute edges (the last hour and the last 24 h ending now or on
+#       whole minutes, with the live traffic of (a)/(b) in the current hour; a whole past hour):
+#       from the hourly and minute rollups vs reading every record
 #   baselines: raw zlib level 6 of the same NDJSON on one core; systemd-journal-remote
 #   ingesting the same log records over HTTP (vs. our logs-only ingest);
 #   (g) OTLP/HTTP protobuf logs ingest of the same kind of records, beside our NDJSON (f);
@@ -141,6 +144,8 @@ echo "== (h) stats over a long window: hourly rollups vs reading every record, s
 # History for the stats: events spread over the $STATS_HOURS whole hours before this one.
 "$GEN" --duration "$D" --concurrency "$CONC" --batch-size "$BATCH" --encoding gzip --logs-fraction 0 --spread-hours "$STATS_HOURS" --json >"$OUT/h-history.json"
 python3 Benchmarks/baselines.py stats "$URL" "$STATS_HOURS" | tee "$OUT/h-stats.json"
+echo "== (h2) stats over windows with edges inside minutes: last hour, last 24 h (to now), a whole past hour"
+python3 Benchmarks/baselines.py stats-windows "$URL" | tee "$OUT/h2-stats-windows.json"
 
 echo "== (e) RSS"
 LOAD_PEAK=$(python3 -c "import json;print(max(json.load(open('$OUT/a-closed.json')).get('daemonPeakRSSMiB',0), json.load(open('$OUT/b-open.json')).get('daemonPeakRSSMiB',0)))")
@@ -228,6 +233,18 @@ print(row("stats, enrollment over %d h of history (%d events)" % (h["hours"], h[
           ">= 10,000,000/s", e["rollupsEventsPerSecond"] >= 10_000_000,
           "%.1fx reading every record (%.0f events/s); same answer: %s" % (e["speedup"], e["recordsEventsPerSecond"],
               all(h[w]["sameAnswer"] for w in ("enrollment", "launches", "actions")))))
+h2 = L("h2-stats-windows.json")
+for name, label in (("lastHour", "the last hour to now"), ("lastHourFromMinute", "the last hour from a minute's start to now"),
+                    ("last24h", "the last 24 h to now"), ("last24hMinuteEdges", "the last 24 h on whole minutes"),
+                    ("pastHour", "a whole past hour")):
+    w = h2[name]
+    e = w["enrollment"]
+    print(row("stats, enrollment over %s (%d events)" % (label, w["eventsInWindow"]),
+              "%.0f events/s from rollups (%.4f s; launches %.0f, actions %.0f)" % (e["rollupsEventsPerSecond"], e["rollupsSeconds"],
+                  w["launches"]["rollupsEventsPerSecond"], w["actions"]["rollupsEventsPerSecond"]),
+              ">= 20,000,000/s", e["rollupsEventsPerSecond"] >= 20_000_000,
+              "%.1fx reading every record (%.0f events/s); same answer: %s" % (e["speedup"], e["recordsEventsPerSecond"],
+                  all(w[x]["sameAnswer"] for x in ("enrollment", "launches", "actions")))))
 errs = {k: v for k, v in [("a", a["errors"]), ("b", b["errors"]), ("f", f["errors"]), ("g", g["errors"])] if v}
 print("errors by run:", errs or "none", "| pool wrapped (duplicates):", {k: x["poolWrapped"] for k, x in [("a", a), ("b", b), ("f", f), ("g", g)]})
 if smoke: print("(smoke mode: figures are not meaningful)")

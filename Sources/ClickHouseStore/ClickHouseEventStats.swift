@@ -2,9 +2,9 @@ import StoreCore
 import TelemetryModel
 
 /// Event stats as ClickHouse aggregations, handed to the stats builders as the same rollup
-/// rows the embedded store keeps per hour, here per bucket of the asked interval (so the
+/// rows the embedded store keeps per hour and minute, here per bucket of the asked interval (so the
 /// builders' bucketing leaves them where they are). Aggregated at read time, nothing is
-/// rolled up ahead: `rollupHours` has no meaning on this backend and is ignored.
+/// rolled up ahead: `rollupGrain` has no meaning on this backend and is ignored.
 ///
 /// - Counts: `uniqExact(id)` per bucket, app, detail, status code and outcome, so a re-sent
 ///   row not yet merged away counts once (its copies fall into the same group).
@@ -24,7 +24,7 @@ struct ClickHouseEventStats: Sendable {
             visit(
                 .counts(
                     EventRollup(
-                        hour: try TabSeparatedRows.int(row[0]), name: scan.name, appId: TabSeparatedRows.string(row[1]),
+                        start: try TabSeparatedRows.int(row[0]), name: scan.name, appId: TabSeparatedRows.string(row[1]),
                         detail: TabSeparatedRows.string(row[2]),
                         statusCode: try TabSeparatedRows.optionalInt(row[3]).map { Int(truncatingIfNeeded: $0) },
                         succeeded: try TabSeparatedRows.optionalInt(row[4]).map { $0 != 0 }, count: Int(try TabSeparatedRows.int(row[5])))))
@@ -47,7 +47,7 @@ struct ClickHouseEventStats: Sendable {
         for (group, sketch) in sketches where !sketch.isEmpty {
             visit(
                 .durations(
-                    EventLatencyRollup(hour: group.bucket, name: scan.name, appId: group.app, detail: group.detail, durations: sketch)))
+                    EventLatencyRollup(start: group.bucket, name: scan.name, appId: group.app, detail: group.detail, durations: sketch)))
         }
     }
 

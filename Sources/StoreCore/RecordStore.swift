@@ -19,7 +19,8 @@ public protocol RecordStore: Sendable {
     func scan(_ query: RecordQuery, announcePageEnd: Bool, _ visit: @Sendable (ScanEvent) -> Void) async throws -> Int64?
 
     /// Visits the input of an event stats computation from one consistent snapshot: rollup
-    /// rows for `scan.rollupHours`, the keys of the matching events for the rest of the window.
+    /// rows for the periods of `scan.rollupGrain` (and finer) the store keeps inside the
+    /// window, the keys of the matching events for the rest of it.
     func eventStats(_ scan: EventStatsScan, _ visit: @Sendable (EventStatsInput) -> Void) async throws
 
     /// Distinct devices and users of the enrollment calls in the window (device time,

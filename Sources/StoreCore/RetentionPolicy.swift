@@ -17,7 +17,8 @@ public struct RetentionPolicy: Sendable, Hashable {
         public var maxBytes: Int64?
         /// How long an hourly event rollup row is kept after the last record counted in it was
         /// received, in seconds (nil: forever). Rollups outlive the records on purpose, so a
-        /// long report still counts hours whose records retention removed.
+        /// long report still counts hours whose records retention removed. (Minute rollups are
+        /// kept for ``EventRollupScope/minutesKeptMs`` of event time, whatever this says.)
         public var rollupsMaxAge: Int64?
 
         /// Rollups are kept for 400 days unless told otherwise: a year-over-year report works.
@@ -68,7 +69,8 @@ public struct RetentionResult: Sendable, Hashable {
     public var bytes: Int64 = 0
     /// Verbose records whose content was scrubbed in place.
     public var verboseScrubbed = 0
-    /// Hourly event rollup rows past their own age (see `Limits.rollupsMaxAge`).
+    /// Hourly event rollup rows past their own age (see `Limits.rollupsMaxAge`), and minute
+    /// rows past the kept minutes (``EventRollupScope/minutesKeptMs``).
     public var rollupRows = 0
     /// Bytes the database files shrank by (free pages cut off, WAL emptied).
     public var bytesReturned: Int64 = 0

@@ -32,9 +32,8 @@ struct EnvironmentRetention: Sendable {
                 result += try Self.deleteBatches(where: "\(verboseOnly) AND receivedAt < ?", [nowMs - age * 1000], db: db)
                 result.verboseScrubbed += try Self.scrubVerbose(olderThan: nowMs - age * 1000, db: db)
             }
-            if let age = limits.rollupsMaxAge {
-                result.rollupRows += try EnvironmentRollups.expire(before: nowMs - age * 1000, db: db)
-            }
+            result.rollupRows += try EnvironmentRollups.expire(
+                before: limits.rollupsMaxAge.map { nowMs - $0 * 1000 }, nowMs: nowMs, db: db)
             if let maxBytes = limits.maxBytes {
                 result += try Self.deleteForSizeCap(maxBytes, db: db)
             }

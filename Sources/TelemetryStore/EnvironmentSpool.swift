@@ -67,9 +67,8 @@ struct EnvironmentSpool: Sendable {
             if let age = limits.logsMaxAge {
                 try db.execute(sql: "DELETE FROM incident WHERE shipped = 1 AND createdAt < ?", arguments: [nowMs - age * 1000])
             }
-            if let age = limits.rollupsMaxAge {
-                result.rollupRows += try EnvironmentRollups.expire(before: nowMs - age * 1000, db: db)
-            }
+            result.rollupRows += try EnvironmentRollups.expire(
+                before: limits.rollupsMaxAge.map { nowMs - $0 * 1000 }, nowMs: nowMs, db: db)
             // A spool's lookups are answered by ClickHouse; its index lives as long as its batches.
             try DeviceIndex.prune(db)
             return result

@@ -4,12 +4,79 @@ import GRDB
 import StoreCore
 import TelemetryModel
 
-/// The rollup rows a set of stored events adds, gathered in memory and then added to the
-/// `event_rollup` and `event_latency_rollup` tables in the caller's transaction — the one
-/// that makes the events visible, so rollups and records never disagree.
+/// The rollup rows a set of stored events adds, at every ``EventRollupGrain``, gathered in
+/// memory and then added to the rollup tables in the caller's transaction — the one that
+/// makes the events visible, so rollups and records never disagree.
 struct EventRollupDelta: Sendable {
+    /// The grains gathered; a migration that adds a grain gathers that one alone.
+    let grains: Set<EventRollupGrain>
+    private(set) var hours = RollupCells()
+    private(set) var minutes = RollupCells()
+    /// Events added (those in ``EventRollupScope``).
+    private(set) var events = 0
+
+    init(grains: Set<EventRollupGrain> = Set(EventRollupGrain.allCases)) {
+        self.grains = grains
+    }
+
+    var isEmpty: Bool { hours.isEmpty && minutes.isEmpty }
+
+    /// Adds one stored event; events outside ``EventRollupScope`` are not rolled up.
+    mutating func add(_ k: RecordKeys, receivedAt: Int64) {
+        guard EventRollupScope.names.contains(k.name) else { return }
+        events += 1
+        if grains.contains(.hour) { hours.add(k, start: EventRollupScope.hour(of: k.time), receivedAt: receivedAt) }
+        if grains.contains(.minute) { minutes.add(k, start: EventRollupScope.minute(of: k.time), receivedAt: receivedAt) }
+    }
+
+    /// Adds another delta's events (a request's, gathered before it queued).
+    mutating func merge(_ other: EventRollupDelta) {
+        precondition(grains == other.grains, "deltas of different grains")
+        events += other.events
+        hours.merge(other.hours)
+        minutes.merge(other.minutes)
+    }
+
+    /// Adds the events of every stored batch `sql` selects (columns `receivedAt`, `keys`).
+    mutating func addBatches(_ db: Database, sql: String, arguments: StatementArguments = []) throws {
+        let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        while let row = try rows.next() {
+            let block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: 0, receivedAt: row["receivedAt"])
+            for (i, k) in block.keys.enumerated() { add(k, receivedAt: block.receivedAt(i)) }
+        }
+    }
+
+    /// Adds the delta to the stored rollups (inside the caller's transaction). Minutes before
+    /// the kept ones (``MinuteRollupHorizon``) are not written: no read uses them.
+    func apply(_ db: Database) throws {
+        if grains.contains(.hour) { try hours.apply(db, table: .hourly, from: .min) }
+        if grains.contains(.minute) { try minutes.apply(db, table: .minutes, from: try MinuteRollupHorizon.read(db)) }
+    }
+}
+
+/// The table pair one grain's rollups live in; the names are constants, never input.
+struct RollupTables: Sendable {
+    let counts: String
+    let latencies: String
+    /// The period column: `hour` for the hourly tables, `minute` for the minute ones.
+    let period: String
+
+    static let hourly = RollupTables(counts: "event_rollup", latencies: "event_latency_rollup", period: "hour")
+    static let minutes = RollupTables(counts: "event_minute_rollup", latencies: "event_minute_latency_rollup", period: "minute")
+
+    static func of(_ grain: EventRollupGrain) -> RollupTables {
+        switch grain {
+        case .hour: hourly
+        case .minute: minutes
+        }
+    }
+}
+
+/// One grain's rollup rows of a delta: counts per (period, name, app, detail, status code,
+/// outcome), duration sketches per (period, name, app, detail).
+struct RollupCells: Sendable {
     struct CountKey: Hashable {
-        var hour: Int64
+        var start: Int64
         var name: String
         var appId: String
         var detail: String
@@ -18,7 +85,7 @@ struct EventRollupDelta: Sendable {
     }
 
     struct LatencyKey: Hashable {
-        var hour: Int64
+        var start: Int64
         var name: String
         var appId: String
         var detail: String
@@ -26,21 +93,15 @@ struct EventRollupDelta: Sendable {
 
     private(set) var counts: [CountKey: (count: Int, lastReceivedAt: Int64)] = [:]
     private(set) var latencies: [LatencyKey: (durations: LatencySketch, lastReceivedAt: Int64)] = [:]
-    /// Events added (those in ``EventRollupScope``).
-    private(set) var events = 0
 
     var isEmpty: Bool { counts.isEmpty && latencies.isEmpty }
 
-    /// Adds one stored event; events outside ``EventRollupScope`` are not rolled up.
-    mutating func add(_ k: RecordKeys, receivedAt: Int64) {
-        guard EventRollupScope.names.contains(k.name) else { return }
-        events += 1
-        let hour = EventRollupScope.hour(of: k.time)
-        let key = CountKey(hour: hour, name: k.name, appId: k.appId, detail: k.detail, statusCode: k.statusCode, succeeded: k.succeeded)
+    mutating func add(_ k: RecordKeys, start: Int64, receivedAt: Int64) {
+        let key = CountKey(start: start, name: k.name, appId: k.appId, detail: k.detail, statusCode: k.statusCode, succeeded: k.succeeded)
         let c = counts[key]
         counts[key] = (c.map { $0.count + 1 } ?? 1, max(c?.lastReceivedAt ?? receivedAt, receivedAt))
         if let d = k.durationMs, d.isFinite {
-            let lkey = LatencyKey(hour: hour, name: k.name, appId: k.appId, detail: k.detail)
+            let lkey = LatencyKey(start: start, name: k.name, appId: k.appId, detail: k.detail)
             var entry = latencies[lkey] ?? (LatencySketch(), receivedAt)
             entry.durations.add(d)
             entry.lastReceivedAt = max(entry.lastReceivedAt, receivedAt)
@@ -48,9 +109,7 @@ struct EventRollupDelta: Sendable {
         }
     }
 
-    /// Adds another delta's events (a request's, gathered before it queued).
-    mutating func merge(_ other: EventRollupDelta) {
-        events += other.events
+    mutating func merge(_ other: RollupCells) {
         for (key, value) in other.counts {
             let c = counts[key]
             counts[key] = ((c?.count ?? 0) + value.count, max(c?.lastReceivedAt ?? value.lastReceivedAt, value.lastReceivedAt))
@@ -66,42 +125,36 @@ struct EventRollupDelta: Sendable {
         }
     }
 
-    /// Adds the events of every stored batch `sql` selects (columns `receivedAt`, `keys`).
-    mutating func addBatches(_ db: Database, sql: String, arguments: StatementArguments = []) throws {
-        let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-        while let row = try rows.next() {
-            let block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: 0, receivedAt: row["receivedAt"])
-            for (i, k) in block.keys.enumerated() { add(k, receivedAt: block.receivedAt(i)) }
-        }
-    }
-
-    /// Adds the delta to the stored rollups (inside the caller's transaction).
-    func apply(_ db: Database) throws {
+    /// Adds the cells of periods starting at or after `from` to `table`'s rows.
+    func apply(_ db: Database, table: RollupTables, from: Int64) throws {
+        let period = table.period
         let upsert = try db.cachedStatement(
             sql: """
-                INSERT INTO event_rollup(hour, name, appId, detail, hasStatusCode, statusCode, outcome, count, lastReceivedAt)
+                INSERT INTO \(table.counts)(\(period), name, appId, detail, hasStatusCode, statusCode, outcome, count, lastReceivedAt)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(hour, name, appId, detail, hasStatusCode, statusCode, outcome)
+                ON CONFLICT(\(period), name, appId, detail, hasStatusCode, statusCode, outcome)
                 DO UPDATE SET count = count + excluded.count, lastReceivedAt = max(lastReceivedAt, excluded.lastReceivedAt)
                 """)
-        for (key, value) in counts {
+        for (key, value) in counts where key.start >= from {
             try upsert.execute(arguments: [
-                key.hour, key.name, key.appId, key.detail, key.statusCode != nil, key.statusCode ?? 0,
+                key.start, key.name, key.appId, key.detail, key.statusCode != nil, key.statusCode ?? 0,
                 RollupOutcome.code(key.succeeded), value.count, value.lastReceivedAt,
             ])
         }
         let existing = try db.cachedStatement(
-            sql: "SELECT sketch, lastReceivedAt FROM event_latency_rollup WHERE hour = ? AND name = ? AND appId = ? AND detail = ?")
+            sql: "SELECT sketch, lastReceivedAt FROM \(table.latencies) WHERE \(period) = ? AND name = ? AND appId = ? AND detail = ?")
         let replace = try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO event_latency_rollup(hour, name, appId, detail, lastReceivedAt, sketch) VALUES (?, ?, ?, ?, ?, ?)")
-        for (key, value) in latencies {
+            sql:
+                "INSERT OR REPLACE INTO \(table.latencies)(\(period), name, appId, detail, lastReceivedAt, sketch) VALUES (?, ?, ?, ?, ?, ?)"
+        )
+        for (key, value) in latencies where key.start >= from {
             var durations = value.durations
             var lastReceivedAt = value.lastReceivedAt
-            if let row = try Row.fetchOne(existing, arguments: [key.hour, key.name, key.appId, key.detail]) {
+            if let row = try Row.fetchOne(existing, arguments: [key.start, key.name, key.appId, key.detail]) {
                 durations.merge(try LatencySketch(decoding: [UInt8](row["sketch"] as Data)))
                 lastReceivedAt = max(lastReceivedAt, row["lastReceivedAt"] as Int64)
             }
-            try replace.execute(arguments: [key.hour, key.name, key.appId, key.detail, lastReceivedAt, Data(durations.encoded())])
+            try replace.execute(arguments: [key.start, key.name, key.appId, key.detail, lastReceivedAt, Data(durations.encoded())])
         }
     }
 }

@@ -80,7 +80,7 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
     /// Reads the window's enrollment calls' keys (rollups hold no devices).
     public func enrollmentReach(env: TelemetryEnvironment, since: Int64, until: Int64, app: String?) async throws -> EnrollmentReach {
         let builder = Mutex(EnrollmentReach.Builder())
-        let scan = EventStatsScan(env: env, name: EventName.enrollmentCall, since: since, until: until, app: app, rollupHours: nil)
+        let scan = EventStatsScan(env: env, name: EventName.enrollmentCall, since: since, until: until, app: app, rollupGrain: nil)
         try await rollups[env].eventStats(scan) { input in
             guard case .record(let k) = input, k.time >= since, k.time <= until, app == nil || k.appId == app else { return }
             builder.withLock { $0.add(k) }

@@ -1,4 +1,6 @@
 import GRDB
+import StoreCore
+import TelemetryModel
 
 /// The tables of one environment's database file. Prod and PPE each get their own file,
 /// so test data never shares a file or table with customer data.
@@ -134,7 +136,7 @@ enum StoreSchema {
                       PRIMARY KEY (hour, name, appId, detail)
                     ) WITHOUT ROWID;
                     """)
-            _ = try EnvironmentRollups.rebuild(db)
+            _ = try EnvironmentRollups.rebuild(db, grains: [.hour])
         }
         m.registerMigration("v4-incident-shipped") { db in
             // Whether a remote backend acknowledged the incident (the spool's forwarder sets
@@ -172,6 +174,41 @@ enum StoreSchema {
                     CREATE INDEX incident_created ON incident(createdAt);
                     """)
             try DeviceIndex.rebuild(db)
+        }
+        m.registerMigration("v8-minute-rollups") { db in
+            // Per-minute rollups of the same events, so a window's edges (the current hour, a
+            // "last 24 hours" with minute edges) read rollups, not records. Kept for the last
+            // two days of event time (MinuteRollupHorizon); an existing store gets them
+            // computed here from the records of the last two days it received, and the minutes
+            // before that are read as before (hourly rollups and records).
+            try db.execute(
+                sql: """
+                    CREATE TABLE event_minute_rollup (
+                      minute INTEGER NOT NULL,
+                      name TEXT NOT NULL,
+                      appId TEXT NOT NULL,
+                      detail TEXT NOT NULL,
+                      hasStatusCode INTEGER NOT NULL,
+                      statusCode INTEGER NOT NULL,
+                      outcome INTEGER NOT NULL,
+                      count INTEGER NOT NULL,
+                      lastReceivedAt INTEGER NOT NULL,
+                      PRIMARY KEY (minute, name, appId, detail, hasStatusCode, statusCode, outcome)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE event_minute_latency_rollup (
+                      minute INTEGER NOT NULL,
+                      name TEXT NOT NULL,
+                      appId TEXT NOT NULL,
+                      detail TEXT NOT NULL,
+                      lastReceivedAt INTEGER NOT NULL,
+                      sketch BLOB NOT NULL,
+                      PRIMARY KEY (minute, name, appId, detail)
+                    ) WITHOUT ROWID;
+                    """)
+            let newest = try Int64.fetchOne(db, sql: "SELECT max(receivedAt) FROM batch WHERE kind = 0")
+            try MinuteRollupHorizon.write(
+                newest.map { EventRollupScope.minute(of: $0.saturatingSubtracting(EventRollupScope.minutesKeptMs)) } ?? .min, db: db)
+            _ = try EnvironmentRollups.rebuild(db, grains: [.minute])
         }
         return m
     }

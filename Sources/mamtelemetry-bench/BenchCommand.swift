@@ -43,6 +43,8 @@ struct BenchCommand: AsyncParsableCommand {
             "Spread event times over this many whole hours before the current hour (default: the last 10 minutes), so stats over a long window have history to read."
     )
     var spreadHours: Int?
+    @Flag(help: "With --spread-hours: spread over the hours that end now (the current hour included) instead.")
+    var toNow = false
     @Option(
         help:
             "Data set: guid (every record's device, app and session drawn on its own), fleet (one device's batch per request, ids reused, some relayed multi-device requests), small (events with few fields over 200,000 devices) or verbose (log bursts of one device around a failure, mostly multi-line verbose text); OTLP log bodies stay guid."
@@ -71,7 +73,7 @@ struct BenchCommand: AsyncParsableCommand {
         // 90 bytes a record with gzip.
         // A live pool is re-stamped at every send, so it only needs enough distinct bodies.
         let expected = live ? 100_000 : Int((rate ?? 150_000) * duration * 1.1)
-        let times = spreadHours.map(BenchTimes.hoursBeforeThisHour) ?? .lastTenMinutes
+        let times = spreadHours.map(toNow ? BenchTimes.hoursToNow : BenchTimes.hoursBeforeThisHour) ?? .lastTenMinutes
         let pool = BenchPool.make(
             records: poolRecords ?? min(max(expected, batchSize * concurrency * 2), 4_000_000), batchSize: batchSize,
             logsFraction: logsFraction, logsProtocol: logsProtocol, encoding: live ? .identity : encoding, nonce: nonce,

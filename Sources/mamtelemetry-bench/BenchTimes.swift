@@ -17,4 +17,11 @@ struct BenchTimes: Sendable {
         let thisHour = Int64(Date().timeIntervalSince1970 * 1000) / hour * hour
         return BenchTimes(startMs: thisHour - Int64(max(hours, 1)) * hour, spanMs: Int64(max(hours, 1)) * hour)
     }
+
+    /// Live history: the `hours` hours that end now, the current hour and minute included, so
+    /// a stats window ending now has whole minutes and a partial one at its edges.
+    static func hoursToNow(_ hours: Int) -> BenchTimes {
+        let span = Int64(max(hours, 1)) * 3_600_000
+        return BenchTimes(startMs: Int64(Date().timeIntervalSince1970 * 1000) - span, spanMs: span)
+    }
 }

@@ -117,7 +117,7 @@ import Testing
         // Stats count the duplicated rows once too.
         let total = Mutex(0)
         try await f.store.eventStats(
-            EventStatsScan(env: .prod, name: "AppLaunch", since: Self.t0, until: Self.t0 + 100, app: nil, rollupHours: nil)
+            EventStatsScan(env: .prod, name: "AppLaunch", since: Self.t0, until: Self.t0 + 100, app: nil, rollupGrain: nil)
         ) { input in
             if case .counts(let row) = input { total.withLock { $0 += row.count } }
         }
@@ -149,9 +149,9 @@ import Testing
                 counts["\(bucket(k.time))|\(k.appId)|\(k.detail)|\(k.statusCode ?? -1)|\(String(describing: k.succeeded))", default: 0] += 1
                 if let d = k.durationMs { sketches["\(bucket(k.time))|\(k.detail)", default: .init()].add(d) }
             case .counts(let r):
-                counts["\(bucket(r.hour))|\(r.appId)|\(r.detail)|\(r.statusCode ?? -1)|\(String(describing: r.succeeded))", default: 0] +=
+                counts["\(bucket(r.start))|\(r.appId)|\(r.detail)|\(r.statusCode ?? -1)|\(String(describing: r.succeeded))", default: 0] +=
                     r.count
-            case .durations(let r): sketches["\(bucket(r.hour))|\(r.detail)", default: .init()].merge(r.durations)
+            case .durations(let r): sketches["\(bucket(r.start))|\(r.detail)", default: .init()].merge(r.durations)
             }
         }
 
@@ -185,8 +185,8 @@ import Testing
         for app in [nil, "com.x"] {
             let scan = EventStatsScan(
                 env: .prod, name: "EnrollmentCall", since: since, until: until, app: app,
-                // As the stats parameters ask: hourly rollups only when buckets are whole hours.
-                rollupHours: bucketMs % EventRollupScope.hourMs == 0 ? EventRollupScope.wholeHours(since: since, until: until) : nil,
+                // As the stats parameters ask: the coarsest rollup period inside one bucket.
+                rollupGrain: EventRollupGrain.coarsest(within: bucketMs),
                 bucketMs: bucketMs)
             let got = Mutex(Summary())
             try await f.store.eventStats(scan) { input in got.withLock { $0.add(input, bucket: bucket) } }

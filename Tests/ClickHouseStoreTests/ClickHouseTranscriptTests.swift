@@ -76,7 +76,7 @@ import Testing
             for app in [nil, "com.b"] {
                 let scan = EventStatsScan(
                     env: .prod, name: name, since: t0 - 3_600_000, until: now, app: app,
-                    rollupHours: EventRollupScope.wholeHours(since: t0 - 3_600_000, until: now), bucketMs: EventRollupScope.hourMs)
+                    rollupGrain: .hour, bucketMs: EventRollupScope.hourMs)
                 try await f.store.eventStats(scan) { _ in }
             }
         }

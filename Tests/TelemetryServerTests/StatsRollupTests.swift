@@ -17,27 +17,33 @@ import Testing
     /// Enrollment calls, launches and actions over 30 hours, some without status, outcome or
     /// duration, with whole and fractional durations.
     static func body(_ count: Int, random: inout SeededRandom) -> [UInt8] {
-        var lines: [String] = []
-        for i in 0..<count {
-            let time = Timestamp.format(milliseconds: base + Int64(random.below(30 * 3_600_000)))
-            let app = random.pick(["com.contoso.a", "com.contoso.b", "com.contoso.c"])
-            let head = #""appId":"\#(app)","deviceId":"d\#(i % 40)","eventId":"r\#(i)","time":"\#(time)""#
-            switch random.below(3) {
-            case 0:
-                var data = #""operation":"\#(random.pick(["enroll", "policyCheckIn", "unenroll"]))""#
-                if random.below(8) > 0 { data += #","statusCode":\#(random.pick([100, 101, 102, 200, 203, 212, 216, 999]))"# }
-                if random.below(3) == 0 { data += #","didSucceed":\#(random.below(2) == 0)"# }
-                if random.below(6) > 0 {
-                    data += #","durationMs":\#(random.below(2) == 0 ? "\(random.below(4000))" : "\(Double(random.below(400_000)) / 8)")"#
-                }
-                lines.append(#"{"name":"EnrollmentCall",\#(head),"data":{\#(data)}}"#)
-            case 1:
-                lines.append(#"{"name":"AppLaunch",\#(head),"data":{"managementType":"\#(random.pick(["MDM", "MAM-WE", "Unmanaged"]))"}}"#)
-            default:
-                lines.append(#"{"name":"IntuneAction",\#(head),"data":{"action":"\#(random.pick(["SelectiveWipe", "PinPrompt"]))"}}"#)
-            }
+        let lines = (0..<count).map { i in
+            let time = base + Int64(random.below(30 * 3_600_000))
+            return line(name: random.pick(names), id: "r\(i)", device: "d\(i % 40)", time: time, random: &random)
         }
         return Array(lines.joined(separator: "\n").utf8)
+    }
+
+    static let names = [EventName.enrollmentCall, EventName.appLaunch, EventName.intuneAction]
+
+    /// One event named `name` of a random app, operation, status code, outcome and duration.
+    static func line(name: String, id: String, device: String, time: Int64, random: inout SeededRandom) -> String {
+        let app = random.pick(["com.contoso.a", "com.contoso.b", "com.contoso.c"])
+        let head = #""appId":"\#(app)","deviceId":"\#(device)","eventId":"\#(id)","time":"\#(Timestamp.format(milliseconds: time))""#
+        switch name {
+        case EventName.enrollmentCall:
+            var data = #""operation":"\#(random.pick(["enroll", "policyCheckIn", "unenroll"]))""#
+            if random.below(8) > 0 { data += #","statusCode":\#(random.pick([100, 101, 102, 200, 203, 212, 216, 999]))"# }
+            if random.below(3) == 0 { data += #","didSucceed":\#(random.below(2) == 0)"# }
+            if random.below(6) > 0 {
+                data += #","durationMs":\#(random.below(2) == 0 ? "\(random.below(4000))" : "\(Double(random.below(400_000)) / 8)")"#
+            }
+            return #"{"name":"EnrollmentCall",\#(head),"data":{\#(data)}}"#
+        case EventName.appLaunch:
+            return #"{"name":"AppLaunch",\#(head),"data":{"managementType":"\#(random.pick(["MDM", "MAM-WE", "Unmanaged"]))"}}"#
+        default:
+            return #"{"name":"IntuneAction",\#(head),"data":{"action":"\#(random.pick(["SelectiveWipe", "PinPrompt"]))"}}"#
+        }
     }
 
     static func post(_ client: any TestClientProtocol, _ body: [UInt8]) async throws {

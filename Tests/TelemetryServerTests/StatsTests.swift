@@ -63,6 +63,13 @@ import Testing
     }
 
     static func withApp(_ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        try await withApp(clock: SystemWallClock()) { client, _ in try await test(client) }
+    }
+
+    /// The same, on `clock`, with the daemon's components at hand (to run a retention pass).
+    static func withApp(
+        clock: any WallClock, _ test: @escaping @Sendable (any TestClientProtocol, DaemonComponents) async throws -> Void
+    ) async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("stats-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -73,11 +80,10 @@ import Testing
         configuration.auth.enabled = false
         let logger = Logger(label: "stats-tests")
         let components = try DaemonComponents(
-            configuration: configuration, clock: SystemWallClock(), metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(),
-            logger: logger)
+            configuration: configuration, clock: clock, metrics: PrometheusMetrics(), space: StatvfsFilesystemSpace(), logger: logger)
         let app = buildApplication(components: components, logger: logger)
         // `.router` runs the application's services, so the group committer completes appends.
-        try await app.test(.router) { client in try await test(client) }
+        try await app.test(.router) { client in try await test(client, components) }
     }
 
     static func post(_ client: any TestClientProtocol) async throws {

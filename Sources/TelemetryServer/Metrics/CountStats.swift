@@ -34,7 +34,7 @@ struct CountStatsBuilder {
         case .record(let k):
             guard k.name == event, parameters.includes(k) else { return }
             add(k.detail, at: k.time, count: 1)
-        case .counts(let row): add(row.detail, at: row.hour, count: row.count)
+        case .counts(let row): add(row.detail, at: row.start, count: row.count)
         case .durations: break
         }
     }

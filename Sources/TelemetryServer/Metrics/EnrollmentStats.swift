@@ -125,8 +125,8 @@ struct EnrollmentStatsBuilder {
         case .record(let k):
             guard k.name == EventName.enrollmentCall, parameters.includes(k) else { return }
             add(at: k.time, detail: k.detail) { $0.add(k) }
-        case .counts(let row): add(at: row.hour, detail: row.detail) { $0.add(row) }
-        case .durations(let row): add(at: row.hour, detail: row.detail) { $0.add(row) }
+        case .counts(let row): add(at: row.start, detail: row.detail) { $0.add(row) }
+        case .durations(let row): add(at: row.start, detail: row.detail) { $0.add(row) }
         }
     }
 

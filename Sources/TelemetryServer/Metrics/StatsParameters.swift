@@ -15,7 +15,7 @@ struct StatsParameters: Sendable {
     var until: Int64
     var interval: Int64
     var intervalText: String
-    /// Whether whole hours may be answered from the rollups (`source=rollups`, the default)
+    /// Whether whole hours and minutes may be answered from the rollups (`source=rollups`, the default)
     /// or every record is read (`source=records`: the reference the rollups are checked against).
     var readsRollups = true
 
@@ -66,13 +66,13 @@ struct StatsParameters: Sendable {
         return ms
     }
 
-    /// What to ask the store for events named `name`: the window's whole hours come from the
-    /// rollups when every hour falls inside one bucket (intervals that are whole hours).
+    /// What to ask the store for events named `name`: rollup periods are used when each lies
+    /// inside one bucket — hours when the interval is whole hours, else minutes when it is
+    /// whole minutes (a `90s` interval reads records).
     func eventScan(_ name: String) -> EventStatsScan {
-        let hourly = readsRollups && interval % EventRollupScope.hourMs == 0
-        return EventStatsScan(
+        EventStatsScan(
             env: env, name: name, since: since, until: until, app: app,
-            rollupHours: hourly ? EventRollupScope.wholeHours(since: since, until: until) : nil, bucketMs: interval)
+            rollupGrain: readsRollups ? EventRollupGrain.coarsest(within: interval) : nil, bucketMs: interval)
     }
 
     func bucketStart(_ time: Int64) -> Int64 {

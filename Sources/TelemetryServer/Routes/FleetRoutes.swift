@@ -8,7 +8,7 @@ import TelemetryModel
 /// `GET /v1/stats/apps`: the per-app table of a support lead's fleet page and the list of
 /// apps to pick from (the registry's and every app seen), over a window (default the last
 /// 24 h) compared with the period of the same length before it. Counts come from the hourly
-/// rollups where hours are whole (as `/v1/stats/*`); distinct devices and users per status
+/// and minute rollups where periods are whole (as `/v1/stats/*`); distinct devices and users per status
 /// code from the window's records (retention limits them to what is kept).
 struct FleetRoutes: Sendable {
     let store: any RecordStore

@@ -294,7 +294,7 @@ enum OpenAPIDocument {
                 - $ref: '#/components/parameters/Until'
                 - {name: interval, in: query, allowEmptyValue: true, schema: {type: string}, description: 'Bucket width such as 15m, 1h or 1d'}
                 - {name: source, in: query, allowEmptyValue: true, schema: {type: string, enum: [rollups, records]},
-                   description: 'rollups (default) answers whole hours from the hourly rollups when the interval is whole hours; records reads every record (same answer while the records are kept, slower)'}
+                   description: 'rollups (default) answers whole hours from the hourly rollups when the interval is whole hours, and whole minutes of the last two days from the minute rollups when it is whole minutes; records reads every record (same answer while the records are kept, slower)'}
               responses: &statsResponses
                 '200':
                   description: |
@@ -357,7 +357,7 @@ enum OpenAPIDocument {
           /v1/stats/rollups/rebuild:
             post:
               tags: [admin]
-              summary: Recompute the hourly event rollups from the stored records (counts of records retention removed are not recoverable); 409 no_rollups on the ClickHouse backend, which keeps none
+              summary: Recompute the hourly and minute event rollups from the stored records (counts of records retention removed are not recoverable); 409 no_rollups on the ClickHouse backend, which keeps none
               parameters:
                 - {name: env, in: query, allowEmptyValue: true, schema: {type: string, enum: [prod, ppe]}, description: 'Only this environment (default both)'}
               responses:

@@ -6,7 +6,7 @@ import StoreCore
 import TelemetryModel
 
 /// `GET /v1/stats/enrollment|launches|actions|drops`. The first three are computed from the
-/// store's hourly rollups for whole hours and its record keys for the rest of the window,
+/// store's hourly and minute rollups for whole periods and its record keys for the rest of the window,
 /// drops from the daemon's drop ledger: all cover history and survive restarts. An admin
 /// recomputes the rollups from the records with `POST /v1/stats/rollups/rebuild`. Group keys
 /// (operation, management type, action, app) are client strings: shown through the caller's

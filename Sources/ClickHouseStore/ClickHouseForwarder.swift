@@ -169,7 +169,9 @@ public final class ClickHouseForwarder: Service, Sendable {
                 let retiring = plan.retirable()
                 if retiring.units > 0 {
                     do {
+                        let started = clock.monotonicNow()
                         try await spool.removeShipped(env: env, batchIDs: retiring.batchIDs)
+                        metrics.removalDuration.recordNanoseconds(Int64(clock.monotonicNow().seconds(since: started) * 1e9))
                         plan.retired(units: retiring.units)
                         shipped += retiring.records
                         metrics.shipped(retiring.records, env: env)

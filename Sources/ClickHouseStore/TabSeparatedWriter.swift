@@ -1,3 +1,5 @@
+import StoreCore
+
 /// Writes rows in ClickHouse's `TabSeparated` input format straight into an insert body:
 /// fields end with a tab, rows with a newline, NULL is `\N`, and inside a string every byte
 /// that would end a field or start an escape (tab, newline, backslash) is escaped, and
@@ -42,18 +44,7 @@ struct TabSeparatedWriter {
     }
 
     mutating func int(_ value: Int64) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes hold the 19 digits, written backwards
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            bytes.append(contentsOf: buffer[(24 - count)..<24])
-        }
+        DecimalText.append(value, to: &bytes)
         bytes.append(0x09)
     }
 

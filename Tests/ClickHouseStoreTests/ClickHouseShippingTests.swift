@@ -22,7 +22,8 @@ import Testing
             RecordKeys(
                 time: Int64(bitPattern: rng.next()), appId: HostileBytes.string(&rng), deviceId: HostileBytes.string(&rng),
                 sessionId: HostileBytes.string(&rng), identity: HostileBytes.string(&rng), name: HostileBytes.string(&rng),
-                detail: HostileBytes.string(&rng), statusCode: rng.below(3) == 0 ? nil : rng.below(1000), incident: HostileBytes.string(&rng))
+                detail: HostileBytes.string(&rng), statusCode: rng.below(3) == 0 ? nil : rng.below(1000),
+                incident: HostileBytes.string(&rng))
         }
         let raws = (0..<count).map { _ in HostileBytes.bytes(&rng, maxParts: 40) }
         let batch = SpoolBatch(

@@ -13,7 +13,8 @@ import Testing
     static func batch(_ id: Int64, records: Int) -> SpoolBatch {
         SpoolBatch(
             env: .prod, batchID: id, kind: .event, firstSeq: id * 1000, receivedAt: 0, storedBytes: 0,
-            keys: Array(repeating: RecordKeys(time: 0, appId: "a"), count: records), records: Array(repeating: [0x7B, 0x7D][...], count: records))
+            keys: Array(repeating: RecordKeys(time: 0, appId: "a"), count: records),
+            records: Array(repeating: [0x7B, 0x7D][...], count: records))
     }
 
     @Test func retirementIsAlwaysAPrefixOfTheCommitOrderWhateverOrderInsertsComplete() {

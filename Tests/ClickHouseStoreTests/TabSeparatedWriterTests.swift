@@ -52,7 +52,8 @@ enum HostileBytes {
 
     @Test func integersAtTheEdgesOfInt64AreWrittenAsTheirDigits() throws {
         var rng = SeededRandom(seed: PropertyScale.seed(64))
-        let values: [Int64] = [0, -1, 9, 10, .max, .min, .min + 1] + (0..<PropertyScale.cases(500)).map { _ in Int64(bitPattern: rng.next()) }
+        let values: [Int64] =
+            [0, -1, 9, 10, .max, .min, .min + 1] + (0..<PropertyScale.cases(500)).map { _ in Int64(bitPattern: rng.next()) }
         for v in values {
             var w = TabSeparatedWriter(capacity: 24)
             w.int(v)

@@ -70,6 +70,19 @@ wait_spool_empty() {  # seconds waited (bounded by 600)
   t1=$(now_s)
   python3 -c "print(round($t1 - $t0, 3))"
 }
+timings() {  # sum and count of the collector's duration histograms (spool removal, group commit, insert), JSON
+  curl -fsS -H "Authorization: Bearer $(cat "$WORK/chd/admin.token")" "$CHD/metrics" | python3 -c '
+import json, sys
+names = {"removal": "mamtelemetry_forwarder_spool_removal_seconds", "commit": "mamtelemetry_commit_duration_seconds",
+         "insert": "mamtelemetry_forwarder_insert_duration_seconds"}
+out = {k: {"sum": 0.0, "count": 0} for k in names}
+for line in sys.stdin:
+    for k, n in names.items():
+        for part in ("sum", "count"):
+            if line.startswith(n + "_" + part + " ") or line.startswith(n + "_" + part + "{"):
+                out[k][part] += float(line.rsplit(" ", 1)[1])
+print(json.dumps(out))' || echo '{}'
+}
 load() {  # closed-loop events for $2 s against daemon $1, JSON result
   MAMTELEMETRY_URL=$1 MAMTELEMETRY_DATA_DIR=$3 "$BIN/mamtelemetry-bench" --duration "$2" --concurrency "$CONC" \
     --batch-size "$BATCH" --logs-fraction 0 --encoding gzip --json
@@ -84,6 +97,7 @@ T0=$(python3 -c "import json,sys;print($ACKED_AT - json.load(open(sys.argv[1]))[
 SETTLE=$(wait_spool_empty)
 T1=$(python3 -c "print($ACKED_AT + $SETTLE)")
 SHIPPED_ROWS=$(q "SELECT count() FROM bench.records FINAL")
+timings >"$WORK/k1-timings.json"
 
 echo "== (k2) baseline: the same rows inserted into ClickHouse directly (curl, gzip JSONEachRow)"
 q "CREATE TABLE bench.direct AS bench.records"
@@ -101,8 +115,10 @@ echo "== (k3) outage: ClickHouse stopped, $D s of load into the spool, then resu
 scripts/clickhouse/server.sh stop --dir "$WORK/ch" >/dev/null
 load "$CHD" "$D" "$WORK/chd" >"$WORK/k3.json"
 SPOOLED=$(spool)
+timings >"$WORK/k3-load-timings.json"
 scripts/clickhouse/server.sh resume --dir "$WORK/ch" >/dev/null
 DRAIN=$(wait_spool_empty)
+timings >"$WORK/k3-timings.json"
 TOTAL_ROWS=$(q "SELECT count() FROM bench.records FINAL")
 
 echo "== (k4) query and stats through the API: ClickHouse backend vs SQLite backend, same records"
@@ -158,6 +174,15 @@ r = {
     "scan": {"clickhouse": opt("k4-scan-ch.json"), "sqlite": opt("k4-scan-sqlite.json")},
     "stats": {"clickhouse": opt("k4-stats-ch.json"), "sqlite": opt("k4-stats-sqlite.json")},
 }
+# Mean spool removal and group commit while shipping under load (k1), and while only draining
+# (k3 after ClickHouse resumed: the outage's own commits are taken out).
+tk1, tk3l, tk3 = opt("k1-timings.json"), opt("k3-load-timings.json"), opt("k3-timings.json")
+def mean(a, b, k):
+    n = a.get(k, {}).get("count", 0) - b.get(k, {}).get("count", 0)
+    return {"meanMs": round(1000 * (a[k]["sum"] - b.get(k, {}).get("sum", 0)) / n, 2) if n else None, "count": n}
+if tk1 and tk3l and tk3:
+    r["timings"] = {"load": {k: mean(tk1, {}, k) for k in ("removal", "commit", "insert")},
+                    "drain": {k: mean(tk3, tk3l, k) for k in ("removal", "commit", "insert")}}
 json.dump(r, open(out, "w"))
 PY
 python3 - "$OUT" <<'PY'
@@ -175,6 +200,11 @@ print("| direct insert by a client (baseline) | %d rows/s (%d rows, gzip JSONEac
 print("| spool drain after an outage | %d rec/s (%d spooled, %.2f s; acked during the outage %d rec/s) | %s direct insert |" % (
     r["drainPerSecond"], r["spooled"], r["drainSeconds"], r["outageAckedPerSecond"], ratio(r["drainPerSecond"], r["directPerSecond"])))
 print("| every acknowledged record in ClickHouse exactly once | %s (%d rows) | |" % (r["exactlyOnce"], r["totalRows"]))
+if "timings" in r:
+    ms = lambda t: "-" if t["meanMs"] is None else "%.2f ms (%d)" % (t["meanMs"], t["count"])
+    tl, td = r["timings"]["load"], r["timings"]["drain"]
+    print("| mean spool removal / group commit / insert, shipping under load | %s / %s / %s | draining: %s / %s / %s |" % (
+        ms(tl["removal"]), ms(tl["commit"]), ms(tl["insert"]), ms(td["removal"]), ms(td["commit"]), ms(td["insert"])))
 sc, ss = r["scan"]["clickhouse"], r["scan"]["sqlite"]
 print("| query, range + app filter, NDJSON pages | ClickHouse backend %d matched/s (%d matched) | %s SQLite backend (%d matched/s, %d matched) |" % (
     sc.get("matchedPerSecond", 0), sc.get("matched", 0), ratio(sc.get("matchedPerSecond", 0), ss.get("matchedPerSecond", 0)),

@@ -65,11 +65,18 @@ public final class ClickHouseClient: Sendable {
     }
 
     /// Inserts `rows` (already in `format`, e.g. JSONEachRow) into `table` of `database`,
-    /// compressed on the wire. Returns when ClickHouse acknowledged the insert.
+    /// compressed on the wire. `columns` names the columns a positional format's fields fill,
+    /// in order (none: every column, in the table's order). Returns when ClickHouse
+    /// acknowledged the insert.
     public func insert(
-        into table: String, database: String, format: StaticString, rows: [UInt8], settings: [(String, String)] = []
+        into table: String, database: String, columns: [String] = [], format: StaticString, rows: [UInt8],
+        settings: [(String, String)] = []
     ) async throws {
-        let statement: ClickHouseSQL = "INSERT INTO \(identifier: database).\(identifier: table) FORMAT \(identifier: format.description)"
+        let target: ClickHouseSQL = "\(identifier: database).\(identifier: table)"
+        let statement: ClickHouseSQL =
+            columns.isEmpty
+            ? "INSERT INTO \(fragment: target) FORMAT \(identifier: format.description)"
+            : "INSERT INTO \(fragment: target) (\(fragment: .joined(columns.map { "\(identifier: $0)" }, separator: ", "))) FORMAT \(identifier: format.description)"
         let answer = try await send(sql: statement.inlined(), database: database, settings: settings, data: rows, parameters: [])
         observer?(ClickHouseExchange(statement: statement, rows: rows, answer: answer))
     }

@@ -8,9 +8,11 @@ import TelemetryModel
 
 /// Ships the spool's committed batches to ClickHouse and removes each batch from the spool
 /// only once ClickHouse acknowledged its insert: an acknowledged ingest request is on the
-/// collector's disk until it is in ClickHouse. Batches go in commit order, several per insert
-/// (up to `maxInsertRecords` and `maxInsertBytes`), at most `maxConcurrentInserts` inserts at a time; failures back
-/// off exponentially with jitter. A batch re-sent after a crash between the insert and the
+/// collector's disk until it is in ClickHouse. Batches go several per insert (up to
+/// `maxInsertRecords` and `maxInsertBytes`), as `TabSeparated` bodies built from each batch's
+/// keys and lines, with up to `maxConcurrentInserts` inserts in flight while the next batches
+/// are read; the spool forgets them in commit order (``ShipPlan``). Failures back off
+/// exponentially with jitter. A batch re-sent after a crash between the insert and the
 /// removal writes the same rows again, which the schema folds (see ``RecordID``).
 ///
 /// With a cluster, inserts go to the `Distributed` table with `insert_distributed_sync=1`
@@ -24,6 +26,11 @@ public final class ClickHouseForwarder: Service, Sendable {
         /// the read fence with no progress to see, and a long re-send after a failure.
         public var maxInsertBytes = 8 << 20
         public var maxConcurrentInserts = 2
+        /// Batches read from the spool at a time, while inserts are in flight.
+        public var fetchBatches = 100
+        /// At most this many batches of one environment per pass, so incidents and the
+        /// other environment get their turn under sustained load.
+        public var maxBatchesPerPass = 1000
         public var idlePoll: Duration = .milliseconds(200)
         /// How stale the spool depth the ingest cap reads may be.
         public var depthRefresh: Duration = .milliseconds(250)
@@ -33,6 +40,11 @@ public final class ClickHouseForwarder: Service, Sendable {
 
     let spool: any Spool
     public let client: ClickHouseClient
+    /// Where record inserts go: `client`, unless a test wraps it.
+    let inserts: any ClickHouseInserting
+    /// Per environment, batches ClickHouse acknowledged that wait in the spool behind an
+    /// insert that failed: the next pass retires them in their turn without re-sending them.
+    private let acknowledged = Mutex<[TelemetryEnvironment: Set<Int64>]>([:])
     let collector: CollectorID
     let tuning: Tuning
     let clock: any WallClock
@@ -45,14 +57,17 @@ public final class ClickHouseForwarder: Service, Sendable {
     public let status = ForwarderStatus()
 
     /// `sleep` waits between passes and back-off attempts (tests pass a fast one); `clock`
-    /// dates the oldest unshipped batch.
+    /// dates the oldest unshipped batch; `inserts` (a test seam) takes the record inserts in
+    /// place of `client`.
     public init(
         spool: any Spool, client: ClickHouseClient, collector: CollectorID, tuning: Tuning = .init(), clock: any WallClock,
         metrics: any MetricsFactory, logger: Logger, faults: any CommitFaultInjector = NoCommitFaults(),
+        inserts: (any ClickHouseInserting)? = nil,
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
         self.spool = spool
         self.client = client
+        self.inserts = inserts ?? client
         self.collector = collector
         self.tuning = tuning
         self.clock = clock
@@ -111,40 +126,13 @@ public final class ClickHouseForwarder: Service, Sendable {
         }
     }
 
-    /// Ships what the spool holds now, both environments, and the incidents; returns the
-    /// number of records shipped.
+    /// Ships what the spool holds now (up to `maxBatchesPerPass` batches of each
+    /// environment), and the incidents; returns the number of records shipped.
     func pass() async throws -> Int {
         var shipped = 0
         for env in TelemetryEnvironment.allCases {
-            let batches = try await spool.unshippedBatches(env: env, after: 0, limit: 1000)
-            var groups: [[SpoolBatch]] = [[]]
-            var count = 0
-            var bytes = 0
-            for batch in batches {
-                let batchBytes = batch.records.reduce(0) { $0 + $1.count }
-                if count + batch.keys.count > tuning.maxInsertRecords || bytes + batchBytes > tuning.maxInsertBytes,
-                    !groups[groups.count - 1].isEmpty
-                {
-                    groups.append([])
-                    count = 0
-                    bytes = 0
-                }
-                groups[groups.count - 1].append(batch)
-                count += batch.keys.count
-                bytes += batchBytes
-            }
             let database = ClickHouseMigrator.database(client.configuration.database, env: env)
-            var start = 0
-            while start < groups.count {
-                let wave = groups[start..<min(groups.count, start + tuning.maxConcurrentInserts)].filter { !$0.isEmpty }
-                start += tuning.maxConcurrentInserts
-                try await withThrowingTaskGroup(of: Int.self) { group in
-                    for batches in wave {
-                        group.addTask { try await self.ship(batches, env: env, database: database) }
-                    }
-                    for try await n in group { shipped += n }
-                }
-            }
+            shipped += try await shipRecords(env: env, database: database)
             let incidents = try await spool.unshippedIncidents(env: env)
             if !incidents.isEmpty {
                 try await client.insert(
@@ -160,18 +148,95 @@ public final class ClickHouseForwarder: Service, Sendable {
         client.configuration.cluster == nil ? [] : [("insert_distributed_sync", "1")]
     }
 
-    /// One insert of consecutive batches, then their removal from the spool.
-    private func ship(_ batches: [SpoolBatch], env: TelemetryEnvironment, database: String) async throws -> Int {
-        var rows: [UInt8] = []
-        for batch in batches { ClickHouseRows.records(batch, collector: collector, into: &rows) }
+    /// Ships `env`'s spooled batches with up to `maxConcurrentInserts` inserts in flight while
+    /// the next batches are read, and removes them from the spool in commit order as their
+    /// inserts are acknowledged (``ShipPlan``). After a failure nothing new is sent; the
+    /// inserts in flight finish, and those acknowledged behind the failed one are remembered
+    /// so the next pass retires them without sending them again.
+    private func shipRecords(env: TelemetryEnvironment, database: String) async throws -> Int {
+        var plan = ShipPlan(
+            maxRecords: tuning.maxInsertRecords, maxBytes: tuning.maxInsertBytes,
+            alreadyAcknowledged: acknowledged.withLock { $0[env] ?? [] })
+        let fetchLimit = max(1, min(tuning.fetchBatches, tuning.maxBatchesPerPass))
+        var after: Int64 = 0
+        var fetched = 0
+        var exhausted = false
+        var shipped = 0
+        var failure: (any Error)?
+        await withTaskGroup(of: (Int, (any Error)?).self) { group in
+            var inFlight = 0
+            while true {
+                let retiring = plan.retirable()
+                if retiring.units > 0 {
+                    do {
+                        let started = clock.monotonicNow()
+                        try await spool.removeShipped(env: env, batchIDs: retiring.batchIDs)
+                        metrics.removalDuration.recordNanoseconds(Int64(clock.monotonicNow().seconds(since: started) * 1e9))
+                        plan.retired(units: retiring.units)
+                        shipped += retiring.records
+                        metrics.shipped(retiring.records, env: env)
+                    } catch {
+                        failure = failure ?? error
+                    }
+                }
+                while failure == nil, inFlight < tuning.maxConcurrentInserts {
+                    if let (index, batches) = plan.nextInsert() {
+                        group.addTask {
+                            do {
+                                try await self.insert(batches, database: database)
+                                return (index, nil)
+                            } catch {
+                                return (index, error)
+                            }
+                        }
+                        inFlight += 1
+                    } else if !exhausted {
+                        do {
+                            let batches = try await spool.unshippedBatches(env: env, after: after, limit: fetchLimit)
+                            fetched += batches.count
+                            after = batches.last?.batchID ?? after
+                            exhausted = batches.count < fetchLimit || fetched >= tuning.maxBatchesPerPass
+                            plan.add(batches, closing: exhausted)
+                        } catch {
+                            failure = error
+                        }
+                    } else {
+                        break
+                    }
+                }
+                if inFlight == 0 {
+                    // Batches acknowledged in an earlier pass may still wait at the front.
+                    if failure == nil, plan.retirable().units > 0 { continue }
+                    break
+                }
+                guard let (index, error) = await group.next() else { break }
+                inFlight -= 1
+                if let error {
+                    failure = failure ?? error
+                    plan.fail(index)
+                } else {
+                    plan.acknowledge(index)
+                }
+            }
+        }
+        let waiting = plan.acknowledgedNotRetired
+        acknowledged.withLock { $0[env] = waiting }
+        if let failure { throw failure }
+        return shipped
+    }
+
+    /// One insert of consecutive batches, its body built straight from their keys and lines.
+    private func insert(_ batches: [SpoolBatch], database: String) async throws {
+        // Each record's line, plus its keys and ids, which are short.
+        let capacity = batches.reduce(0) { total, batch in batch.records.reduce(total + batch.keys.count * 192) { $0 + $1.count } }
+        var body = TabSeparatedWriter(capacity: capacity)
+        for batch in batches { ClickHouseRows.records(batch, collector: collector, into: &body) }
         let started = clock.monotonicNow()
-        try await client.insert(into: "records", database: database, format: "JSONEachRow", rows: rows, settings: insertSettings)
+        try await inserts.insert(
+            into: "records", database: database, columns: ClickHouseRows.recordColumns, format: "TabSeparated", rows: body.bytes,
+            settings: insertSettings)
         metrics.insertDuration.recordNanoseconds(Int64(clock.monotonicNow().seconds(since: started) * 1e9))
         try faults.reached(.afterClickHouseInsert)
-        try await spool.removeShipped(env: env, batchIDs: batches.map(\.batchID))
-        let records = batches.reduce(0) { $0 + $1.keys.count }
-        metrics.shipped(records, env: env)
-        return records
     }
 
     func refreshDepth() async throws {

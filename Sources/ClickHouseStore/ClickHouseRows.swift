@@ -1,47 +1,49 @@
 import StoreCore
 import TelemetryModel
 
-/// Spool batches as `JSONEachRow` insert bodies for `records`, and incidents for
-/// `incidents`. Every value is derived from the spooled batch alone (ids from its receive
-/// time and sequence numbers, see ``RecordID``), so re-sending a batch writes identical rows.
+/// Spool batches as `TabSeparated` insert bodies for `records` (columns in
+/// ``recordColumns`` order), and incidents as `JSONEachRow` for `incidents`. Every value is
+/// derived from the spooled batch alone (ids from its receive time and sequence numbers, see
+/// ``RecordID``), so re-sending a batch writes identical rows. A record's body is its spooled
+/// JSON line escaped, with no decoding and re-encoding on the way.
 enum ClickHouseRows {
-    static func records(_ batch: SpoolBatch, collector: CollectorID, into out: inout [UInt8]) {
+    /// The `records` columns a body's fields fill, in order; the insert names them, so the
+    /// table may grow columns with defaults without breaking a running collector.
+    static let recordColumns = [
+        "id", "collector", "kind", "receivedAt", "time", "app", "device", "session", "identity", "name", "detail", "statusCode",
+        "durationMs", "succeeded", "level", "incident", "retentionClass", "raw",
+    ]
+
+    static func records(_ batch: SpoolBatch, collector: CollectorID, into w: inout TabSeparatedWriter) {
+        let kind: StaticString = batch.kind == .event ? "event" : "log"
         for (i, keys) in batch.keys.enumerated() {
-            let id = RecordID(receivedAtMs: batch.receivedAt, collector: collector, sequence: batch.firstSeq + Int64(i))
-            var w = JSONWriter(capacity: batch.records[i].count + 256)
-            w.beginObject()
-            w.field("id", id.rawValue)
-            w.field("collector", Int(collector.rawValue))
-            w.field("kind", batch.kind == .event ? "event" : "log")
-            w.field("receivedAt", batch.receivedAt)
-            w.field("time", keys.time)
-            w.field("app", keys.appId)
-            w.field("device", keys.deviceId)
-            w.field("session", keys.sessionId)
-            w.field("identity", keys.identity)
-            w.field("name", keys.name)
-            w.field("detail", keys.detail)
+            w.int(RecordID(receivedAtMs: batch.receivedAt, collector: collector, sequence: batch.firstSeq &+ Int64(i)).rawValue)
+            w.int(Int64(collector.rawValue))
+            w.plain(kind)
+            w.int(batch.receivedAt)
+            w.int(keys.time)
+            w.string(keys.appId)
+            w.string(keys.deviceId)
+            w.string(keys.sessionId)
+            w.string(keys.identity)
+            w.string(keys.name)
+            w.string(keys.detail)
             // The column is Int32 (the range ingest takes); a wider code an older version stored is
             // kept in `raw` only, so the insert can never be refused for it.
-            let code = keys.statusCode.flatMap { Int32(exactly: $0) }
-            w.field("statusCode", rawJSON: code.map { Array(String($0).utf8) } ?? Array("null".utf8))
-            w.field("durationMs", rawJSON: keys.durationMs.map { Array(ClickHouseValue.floatLiteral($0).utf8) } ?? Array("null".utf8))
-            w.field("succeeded", rawJSON: Array((keys.succeeded.map { $0 ? "1" : "0" } ?? "null").utf8))
-            w.field("level", rawJSON: keys.level.map { JSONWriter.quoted($0.name) } ?? Array("null".utf8))
-            w.field("incident", keys.incident)
-            w.field("retentionClass", retentionClass(batch.kind, keys.level))
-            w.key("raw")
-            var bytes = w.bytes
-            JSONWriter.appendString(utf8: batch.records[i], to: &bytes)
-            bytes.append(UInt8(ascii: "}"))
-            bytes.append(0x0A)
-            out.append(contentsOf: bytes)
+            if let code = keys.statusCode.flatMap({ Int32(exactly: $0) }) { w.int(Int64(code)) } else { w.null() }
+            if let d = keys.durationMs { w.plain(ClickHouseValue.floatLiteral(d)) } else { w.null() }
+            if let ok = keys.succeeded { w.plain(ok ? "1" : "0") } else { w.null() }
+            if let level = keys.level { w.string(level.name) } else { w.null() }
+            w.string(keys.incident)
+            w.plain(retentionClass(batch.kind, keys.level))
+            w.string(bytes: batch.records[i])
+            w.endRow()
         }
     }
 
     /// Per record, unlike the embedded store's per-batch class: a verbose record expires on
     /// the verbose schedule even when it shares a batch with other levels.
-    static func retentionClass(_ kind: RecordKind, _ level: LogLevel?) -> String {
+    static func retentionClass(_ kind: RecordKind, _ level: LogLevel?) -> StaticString {
         if kind == .event { return "events" }
         return level == .verbose ? "verboseLogs" : "logs"
     }

@@ -42,6 +42,7 @@ public final class ForwarderStatus: Sendable {
 struct ForwarderMetrics: Sendable {
     let factory: any MetricsFactory
     let insertDuration: Timer
+    let removalDuration: Timer
     let records: Gauge
     let bytes: Gauge
     let oldestAge: Gauge
@@ -49,6 +50,7 @@ struct ForwarderMetrics: Sendable {
     init(factory: any MetricsFactory) {
         self.factory = factory
         insertDuration = Timer(label: MetricName.forwarderInsertDuration.rawValue, factory: factory)
+        removalDuration = Timer(label: MetricName.forwarderRemovalDuration.rawValue, factory: factory)
         records = Gauge(label: MetricName.spoolRecords.rawValue, factory: factory)
         bytes = Gauge(label: MetricName.spoolBytes.rawValue, factory: factory)
         oldestAge = Gauge(label: MetricName.spoolOldestAge.rawValue, factory: factory)

@@ -31,7 +31,7 @@ public struct RecordLineWriter: Sendable {
             return
         }
         bytes.append(contentsOf: #"{"id":"#.utf8)
-        appendDecimal(id)
+        DecimalText.append(id, to: &bytes)
         if receivedAt.ms != ms { receivedAt = (ms, JSONWriter.quoted(Timestamp.format(milliseconds: ms))) }
         bytes.append(contentsOf: #","receivedAt":"#.utf8)
         bytes.append(contentsOf: receivedAt.json)
@@ -70,23 +70,5 @@ public struct RecordLineWriter: Sendable {
         let quoted = JSONWriter.quoted(name)
         statusNames[code] = quoted
         return quoted
-    }
-
-    private mutating func appendDecimal(_ value: Int64) {
-        guard value >= 0 else {
-            bytes.append(contentsOf: String(value).utf8)
-            return
-        }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        var n = value
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { d in
-            repeat {
-                d[23 - count] = UInt8(ascii: "0") + UInt8(n % 10)
-                n /= 10
-                count += 1
-            } while n > 0
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: d[(24 - count)...]))
-        }
     }
 }

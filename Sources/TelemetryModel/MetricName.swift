@@ -40,6 +40,7 @@ public enum MetricName: String, CaseIterable, Sendable {
     case forwarderShippedRecords = "mamtelemetry_forwarder_shipped_records_total"
     case forwarderErrors = "mamtelemetry_forwarder_errors_total"
     case forwarderInsertDuration = "mamtelemetry_forwarder_insert_duration_seconds"
+    case forwarderRemovalDuration = "mamtelemetry_forwarder_spool_removal_seconds"
     case spoolRecords = "mamtelemetry_spool_records"
     case spoolBytes = "mamtelemetry_spool_bytes"
     case spoolOldestAge = "mamtelemetry_spool_oldest_age_seconds"
@@ -88,6 +89,8 @@ public enum MetricName: String, CaseIterable, Sendable {
         case .forwarderShippedRecords: "Records ClickHouse acknowledged and the spool released, by environment."
         case .forwarderErrors: "Failed forwarding attempts, by kind (unreachable, timeout, server, bad_response, spool)."
         case .forwarderInsertDuration: "Time for ClickHouse to acknowledge one insert."
+        case .forwarderRemovalDuration:
+            "Time to remove acknowledged batches from the spool, waiting for the store's writer (group commit) included."
         case .spoolRecords: "Records waiting in the spool for ClickHouse."
         case .spoolBytes: "Compressed bytes waiting in the spool for ClickHouse."
         case .spoolOldestAge: "Age of the oldest record waiting in the spool (0 when empty)."

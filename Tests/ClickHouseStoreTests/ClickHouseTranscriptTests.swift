@@ -103,7 +103,8 @@ import Testing
         let captured = exchanges.withLock { $0 }
         let texts = captured.map { $0.statement.parameterized().text }
         for shape in [
-            "CREATE TABLE IF NOT EXISTS", "INSERT INTO tx.records FORMAT JSONEachRow", "INSERT INTO tx.incidents FORMAT JSONEachRow",
+            "CREATE TABLE IF NOT EXISTS", "INSERT INTO tx.records (id, collector, kind", "FORMAT TabSeparated",
+            "INSERT INTO tx.incidents FORMAT JSONEachRow",
             "uniqExact", "DROP PARTITION", "system.parts", "{p0:String}", "{p0:Int64}", "LIMIT 1 BY",
         ] {
             #expect(texts.contains { $0.contains(shape) }, "no statement with \(shape)")

@@ -1,0 +1,122 @@
+import Foundation
+import Logging
+import Metrics
+import StoreCore
+import Synchronization
+import TelemetryModel
+import TestSupport
+import Testing
+
+@testable import ClickHouseStore
+@testable import TelemetryStore
+
+/// The forwarder's inserts against a private 18.16: the `TabSeparated` body carries every byte
+/// of every column unchanged, and a failure among several inserts in flight leaves each row in
+/// ClickHouse once, with the spool forgetting batches only in commit order.
+@Suite(.serialized, .enabled(if: PrivateClickHouse.isInstalled)) struct ClickHouseShippingTests {
+    @Test func generatedRecordsWithHostileBytesRoundTripThroughClickHouseUnchanged() async throws {
+        let f = try await ClickHouseStoreFixture(database: "bytes", forwarding: false)
+        var rng = SeededRandom(seed: PropertyScale.seed(0x6279_7465))
+        let count = PropertyScale.cases(400)
+        let keys = (0..<count).map { i in
+            RecordKeys(
+                time: Int64(bitPattern: rng.next()), appId: HostileBytes.string(&rng), deviceId: HostileBytes.string(&rng),
+                sessionId: HostileBytes.string(&rng), identity: HostileBytes.string(&rng), name: HostileBytes.string(&rng),
+                detail: HostileBytes.string(&rng), statusCode: rng.below(3) == 0 ? nil : rng.below(1000),
+                incident: HostileBytes.string(&rng))
+        }
+        let raws = (0..<count).map { _ in HostileBytes.bytes(&rng, maxParts: 40) }
+        let batch = SpoolBatch(
+            env: .prod, batchID: 1, kind: .event, firstSeq: 1, receivedAt: f.clock.nowMilliseconds(), storedBytes: 0, keys: keys,
+            records: raws.map { $0[...] })
+        var body = TabSeparatedWriter(capacity: 1 << 16)
+        ClickHouseRows.records(batch, collector: CollectorID(3), into: &body)
+        try await f.client.insert(
+            into: "records", database: "bytes", columns: ClickHouseRows.recordColumns, format: "TabSeparated", rows: body.bytes)
+
+        let answer = try await f.client.execute(
+            "SELECT time, app, device, session, identity, name, detail, statusCode, incident, raw FROM \(identifier: "bytes").records ORDER BY id FORMAT TabSeparated"
+        )
+        let rows = try TabSeparatedRows(Array(answer.dropLast()), columns: 10).rows
+        #expect(rows.count == count)
+        for (i, row) in rows.prefix(count).enumerated() {
+            let k = keys[i]
+            #expect(try TabSeparatedRows.int(row[0]) == k.time)
+            let strings = [row[1], row[2], row[3], row[4], row[5], row[6], row[8]].map(TabSeparatedRows.string)
+            #expect(strings == [k.appId, k.deviceId, k.sessionId, k.identity, k.name, k.detail, k.incident], "record \(i)")
+            #expect(try TabSeparatedRows.optionalInt(row[7]) == k.statusCode.map(Int64.init))
+            #expect(TabSeparatedRows.bytes(row[9]) == raws[i], "record \(i)'s raw bytes")
+        }
+        await f.close()
+    }
+
+    /// Sends inserts to the real client, except the one holding `victim` (a device): that
+    /// one waits until `othersFirst` other inserts were acknowledged, then fails once, as an
+    /// insert in flight whose server went away would. Counts the rows ClickHouse was sent.
+    final class FailOneInFlight: ClickHouseInserting {
+        let client: ClickHouseClient
+        let victim: [UInt8]
+        let othersFirst: Int
+        let acknowledged: AsyncStream<Void>
+        let acknowledgement: AsyncStream<Void>.Continuation
+        let failed = Mutex(false)
+        let rowsSent = Mutex(0)
+
+        init(client: ClickHouseClient, victim: String, othersFirst: Int) {
+            self.client = client
+            self.victim = Array(victim.utf8)
+            self.othersFirst = othersFirst
+            (acknowledged, acknowledgement) = AsyncStream.makeStream()
+        }
+
+        func insert(
+            into table: String, database: String, columns: [String], format: StaticString, rows: [UInt8], settings: [(String, String)]
+        ) async throws {
+            if rows.firstRange(of: victim) != nil, !failed.withLock({ $0 }) {
+                var seen = 0
+                for await _ in acknowledged {
+                    seen += 1
+                    if seen == othersFirst { break }
+                }
+                failed.withLock { $0 = true }
+                throw ClickHouseError.unreachable(endpoint: "test", detail: "the insert in flight was cut off")
+            }
+            try await client.insert(into: table, database: database, columns: columns, format: format, rows: rows, settings: settings)
+            rowsSent.withLock { $0 += rows.split(separator: 0x0A).count }
+            acknowledgement.yield()
+        }
+    }
+
+    @Test func aFailedInsertAmongSeveralInFlightIsRetriedAloneAndTheSpoolForgetsInOrder() async throws {
+        let f = try await ClickHouseStoreFixture(database: "inflight", forwarding: false)
+        let now = f.clock.nowMilliseconds()
+        for b in 0..<6 {
+            try await f.append((0..<10).map { i in Records.event(app: "com.a", device: "dev-\(b)", time: now - Int64(i)) })
+        }
+        let batchIDs = try #require(try await f.spool.unshippedBatchIDs(env: .prod))
+        #expect(batchIDs.count == 6, "one batch per append")
+        var tuning = ClickHouseForwarder.Tuning()
+        tuning.maxInsertRecords = 10
+        tuning.maxConcurrentInserts = 3
+        // The second insert fails once the five others, sent while it hangs, were acknowledged.
+        let inserts = FailOneInFlight(client: f.client, victim: "dev-1", othersFirst: 5)
+        let forwarder = ClickHouseForwarder(
+            spool: f.spool, client: f.client, collector: CollectorID(3), tuning: tuning, clock: f.clock,
+            metrics: NOOPMetricsHandler.instance, logger: Logger(label: "forwarder"), inserts: inserts)
+        let clickhouse = ClickHouseInspector(url: f.server.urls[0])
+        let rows = "SELECT count(), uniqExact(id, collector), uniqExact(device) FROM inflight.records FORMAT TSV"
+
+        await #expect(throws: ClickHouseError.self) { _ = try await forwarder.pass() }
+        let afterFailure = try await clickhouse.query(rows)
+        #expect(afterFailure == "50\t50\t5\n")
+        // Only the first batch left the spool: the four after it wait behind the second.
+        #expect(try await f.spool.unshippedBatchIDs(env: .prod) == batchIDs.lowerBound + 1...batchIDs.upperBound)
+
+        #expect(try await forwarder.pass() == 50)
+        #expect(try await f.spool.unshippedBatchIDs(env: .prod) == nil)
+        // Without FINAL: no row was written twice, because none was sent twice.
+        #expect(try await clickhouse.query(rows) == "60\t60\t6\n")
+        #expect(inserts.rowsSent.withLock { $0 } == 60)
+        await f.close()
+    }
+}

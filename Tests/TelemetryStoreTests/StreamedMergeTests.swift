@@ -156,7 +156,9 @@ import Testing
         let pass = try await f.store.compactor.compactOnce()
         #expect(pass.segments == 2 && pass.rowsMerged == rowsBefore.count)
         #expect(pass.peakInflatedBytes > 0)
-        #expect(pass.peakInflatedBytes <= largest, "held \(pass.peakInflatedBytes) bytes at once; the largest row is \(largest), the run \(total)")
+        #expect(
+            pass.peakInflatedBytes <= largest,
+            "held \(pass.peakInflatedBytes) bytes at once; the largest row is \(largest), the run \(total)")
         await f.close()
     }
 }

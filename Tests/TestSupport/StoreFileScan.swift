@@ -1,5 +1,5 @@
-public import Foundation
 import Compression
+public import Foundation
 import GRDB
 import Testing
 

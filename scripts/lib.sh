@@ -139,7 +139,7 @@ install_missing() { # PACKAGE:COMMAND_OR_PATH...
 # The daemon reads its own files (read-only, beside a running daemon) and prints JSON, so no
 # script knows how rows or segments are stored. DAEMON is the mamtelemetryd binary to ask.
 # The sum of one per-kind figure (records, rows, segments, uncompacted, rawBytes, storedBytes,
-# keysBytes, payloadBytes, bloomBytes) over DATA_DIR's environments, of KIND (event, log) or all.
+# keysBytes, guidTableBytes, payloadBytes, bloomBytes) over DATA_DIR's environments, of KIND (event, log) or all.
 layout_total() { # DAEMON DATA_DIR FIGURE [KIND]
   "$1" --data-dir "$2" --store-layout |
     jq --arg figure "$3" --arg kind "${4:-}" '[.environments[].kinds[] | select($kind == "" or .kind == $kind) | .[$figure]] | add // 0'

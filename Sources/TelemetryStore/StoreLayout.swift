@@ -1,5 +1,6 @@
 public import Foundation
 import GRDB
+import StoreCore
 public import TelemetryModel
 
 /// What an embedded store holds, read from its files without a daemon (`mamtelemetryd
@@ -34,6 +35,10 @@ public struct StoreLayout: Sendable, Codable, Equatable {
         /// The records' NDJSON as received, before compression.
         public var rawBytes: Int64
         public var keysBytes: Int64
+        /// Of ``keysBytes``, the segments' GUID tables: each distinct GUID of a segment in 16
+        /// bytes, stored once for both its payload text and its key columns (the payload cannot
+        /// be read without it), so these are the payload's GUIDs as much as the keys'.
+        public var guidTableBytes: Int64
         public var payloadBytes: Int64
         public var bloomBytes: Int64
         /// Bytes of the rows' stored columns (keys block and payload; the Bloom filter aside).
@@ -41,11 +46,13 @@ public struct StoreLayout: Sendable, Codable, Equatable {
 
         public init(kind: RecordKind) {
             self.kind = kind
-            (records, rows, segments, rawBytes, keysBytes, payloadBytes, bloomBytes, storedBytes) = (0, 0, 0, 0, 0, 0, 0, 0)
+            (records, rows, segments, rawBytes, keysBytes, guidTableBytes, payloadBytes, bloomBytes, storedBytes) = (
+                0, 0, 0, 0, 0, 0, 0, 0, 0
+            )
         }
 
         private enum CodingKeys: String, CodingKey {
-            case kind, records, rows, segments, uncompacted, rawBytes, keysBytes, payloadBytes, bloomBytes, storedBytes
+            case kind, records, rows, segments, uncompacted, rawBytes, keysBytes, guidTableBytes, payloadBytes, bloomBytes, storedBytes
         }
 
         public init(from decoder: any Decoder) throws {
@@ -56,6 +63,7 @@ public struct StoreLayout: Sendable, Codable, Equatable {
             segments = try c.decode(Int64.self, forKey: .segments)
             rawBytes = try c.decode(Int64.self, forKey: .rawBytes)
             keysBytes = try c.decode(Int64.self, forKey: .keysBytes)
+            guidTableBytes = try c.decode(Int64.self, forKey: .guidTableBytes)
             payloadBytes = try c.decode(Int64.self, forKey: .payloadBytes)
             bloomBytes = try c.decode(Int64.self, forKey: .bloomBytes)
             storedBytes = try c.decode(Int64.self, forKey: .storedBytes)
@@ -70,6 +78,7 @@ public struct StoreLayout: Sendable, Codable, Equatable {
             try c.encode(uncompacted, forKey: .uncompacted)
             try c.encode(rawBytes, forKey: .rawBytes)
             try c.encode(keysBytes, forKey: .keysBytes)
+            try c.encode(guidTableBytes, forKey: .guidTableBytes)
             try c.encode(payloadBytes, forKey: .payloadBytes)
             try c.encode(bloomBytes, forKey: .bloomBytes)
             try c.encode(storedBytes, forKey: .storedBytes)
@@ -118,8 +127,28 @@ public struct StoreLayout: Sendable, Codable, Equatable {
             kinds[i].bloomBytes = row["bloom"] ?? 0
             kinds[i].storedBytes = row["stored"]
         }
+        let segments = try Row.fetchCursor(
+            db, sql: "SELECT kind, keys FROM batch WHERE substr(keys, 1, 1) IN (?, ?)",
+            arguments: [Data([Segment.marker]), Data([GroupedSegment.marker])])
+        while let row = try segments.next() {
+            guard let i = kinds.firstIndex(where: { $0.kind.storedCode == row["kind"] }) else { continue }
+            let keys: Data = row["keys"]
+            kinds[i].guidTableBytes += Int64(try guidTableBytes(keysBlob: [UInt8](keys)))
+        }
         return EnvironmentLayout(
             environment: env, fileBytes: DatabaseSpace.sizeOnDisk(directory), pageSize: pageSize, pages: pages, freePages: free,
             usedBytes: (pages - free) * pageSize, kinds: kinds)
+    }
+
+    /// The bytes of a segment's GUID table, read from its keys blob's head.
+    static func guidTableBytes(keysBlob: [UInt8]) throws -> Int {
+        if keysBlob.first == GroupedSegment.marker { return try GroupedSegment.layout(keysBlob).guidTable.count }
+        var r = ByteReader(keysBlob)
+        guard try r.byte() == Segment.marker else { throw StoreError.corruptBlock("not a segment") }
+        _ = try r.varint()
+        _ = try r.varint()
+        let count = try r.varint()
+        guard count <= UInt64(keysBlob.count / 16) else { throw StoreError.corruptBlock("GUID table larger than block") }
+        return Int(count) * 16
     }
 }

@@ -45,6 +45,7 @@ import Testing
         #expect(prodEvents.uncompacted == 24)
         #expect(prodLogs.records == Int64(logs) && prodLogs.rows == Int64(logs))
         #expect(prodEvents.storedBytes == prodEvents.keysBytes + prodEvents.payloadBytes)
+        #expect(prodEvents.guidTableBytes == 0, "batches have no GUID table")
         #expect(abs(Int(prodEvents.rawBytes) - raw) <= 24, "raw bytes are the NDJSON received, newline or not")
         #expect(before.environments[1].kinds.first { $0.kind == .event }?.records == 1)
         #expect(prod.usedBytes == (prod.pages - prod.freePages) * prod.pageSize && prod.usedBytes > 0)
@@ -58,6 +59,17 @@ import Testing
         let everyRow = after.environments.flatMap(\.kinds).reduce(0) { $0 + $1.rows }
         #expect(everyRow == Int64(pass.segments), "every row of both environments is a segment the pass wrote")
         #expect(merged.storedBytes < prodEvents.storedBytes)
+        // Each batch has its own device GUID, and every segment stores each of its GUIDs once.
+        var readOnly = Configuration()
+        readOnly.readonly = true
+        let prodFile = f.directory.appendingPathComponent("prod").appendingPathComponent(EnvironmentDatabase.fileName)
+        let keysBlobs = try await DatabaseQueue(path: prodFile.path, configuration: readOnly).read { db in
+            try Data.fetchAll(db, sql: "SELECT keys FROM batch")
+        }
+        let guidTables = try keysBlobs.reduce(0) { $0 + (try StoreLayout.guidTableBytes(keysBlob: [UInt8]($1))) }
+        #expect(merged.guidTableBytes > 0 && merged.guidTableBytes < merged.keysBytes)
+        #expect(after.environments[0].kinds.reduce(0) { $0 + $1.guidTableBytes } == Int64(guidTables))
+        #expect(guidTables >= 24 * 16, "the 24 devices' GUIDs are in some segment's table")
 
         // The JSON the daemon prints names every figure, the derived one included.
         let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(after)) as? [String: Any]

@@ -26,6 +26,9 @@ public final class ClickHouseForwarder: Service, Sendable {
         /// the read fence with no progress to see, and a long re-send after a failure.
         public var maxInsertBytes = 8 << 20
         public var maxConcurrentInserts = 2
+        /// Inserts stop launching while this many acknowledged batches wait for the spool's
+        /// delete (it can wait for SQLite's writer behind ingest's group commits).
+        public var maxBatchesAwaitingRemoval = 500
         /// Batches read from the spool at a time, while inserts are in flight.
         public var fetchBatches = 100
         /// At most this many batches of one environment per pass, so incidents and the
@@ -150,9 +153,13 @@ public final class ClickHouseForwarder: Service, Sendable {
 
     /// Ships `env`'s spooled batches with up to `maxConcurrentInserts` inserts in flight while
     /// the next batches are read, and removes them from the spool in commit order as their
-    /// inserts are acknowledged (``ShipPlan``). After a failure nothing new is sent; the
-    /// inserts in flight finish, and those acknowledged behind the failed one are remembered
-    /// so the next pass retires them without sending them again.
+    /// inserts are acknowledged (``ShipPlan``). The removal is a task of its own, one at a
+    /// time, each taking every batch acknowledged at the front so far: under ingest load the
+    /// spool's delete waits for SQLite's writer behind group commits, and inserts keep
+    /// launching meanwhile, up to `maxBatchesAwaitingRemoval` acknowledged batches. After a
+    /// failure nothing new is sent; the inserts in flight finish, and those acknowledged
+    /// behind the failed one (or whose removal failed) are remembered so the next pass
+    /// retires them without sending them again.
     private func shipRecords(env: TelemetryEnvironment, database: String) async throws -> Int {
         var plan = ShipPlan(
             maxRecords: tuning.maxInsertRecords, maxBytes: tuning.maxInsertBytes,
@@ -163,30 +170,38 @@ public final class ClickHouseForwarder: Service, Sendable {
         var exhausted = false
         var shipped = 0
         var failure: (any Error)?
-        await withTaskGroup(of: (Int, (any Error)?).self) { group in
+        await withTaskGroup(of: ShipStep.self) { group in
             var inFlight = 0
+            var removing = false
+            var removalFailed = false
             while true {
-                let retiring = plan.retirable()
-                if retiring.units > 0 {
-                    do {
-                        let started = clock.monotonicNow()
-                        try await spool.removeShipped(env: env, batchIDs: retiring.batchIDs)
-                        metrics.removalDuration.recordNanoseconds(Int64(clock.monotonicNow().seconds(since: started) * 1e9))
-                        plan.retired(units: retiring.units)
-                        shipped += retiring.records
-                        metrics.shipped(retiring.records, env: env)
-                    } catch {
-                        failure = failure ?? error
+                if !removing, !removalFailed, let retiring = plan.startRetiring() {
+                    removing = true
+                    group.addTask {
+                        let started = self.clock.monotonicNow()
+                        do {
+                            try await self.spool.removeShipped(env: env, batchIDs: retiring.batchIDs)
+                        } catch {
+                            return .removed(units: retiring.units, records: retiring.records, error: error)
+                        }
+                        self.metrics.removalDuration.recordNanoseconds(
+                            Int64(self.clock.monotonicNow().seconds(since: started) * 1e9))
+                        return .removed(units: retiring.units, records: retiring.records, error: nil)
                     }
                 }
-                while failure == nil, inFlight < tuning.maxConcurrentInserts {
+                // The cap on acknowledged batches holds only while something in flight will
+                // lower it: batches acknowledged in an earlier pass may exceed it behind an
+                // insert not yet re-sent.
+                while failure == nil, inFlight < tuning.maxConcurrentInserts,
+                    (inFlight == 0 && !removing) || plan.batchesAwaitingRemoval < tuning.maxBatchesAwaitingRemoval
+                {
                     if let (index, batches) = plan.nextInsert() {
                         group.addTask {
                             do {
                                 try await self.insert(batches, database: database)
-                                return (index, nil)
+                                return .inserted(index: index, error: nil)
                             } catch {
-                                return (index, error)
+                                return .inserted(index: index, error: error)
                             }
                         }
                         inFlight += 1
@@ -204,18 +219,29 @@ public final class ClickHouseForwarder: Service, Sendable {
                         break
                     }
                 }
-                if inFlight == 0 {
-                    // Batches acknowledged in an earlier pass may still wait at the front.
-                    if failure == nil, plan.retirable().units > 0 { continue }
-                    break
-                }
-                guard let (index, error) = await group.next() else { break }
-                inFlight -= 1
-                if let error {
-                    failure = failure ?? error
-                    plan.fail(index)
-                } else {
-                    plan.acknowledge(index)
+                // Nothing in flight and nothing removing: the acknowledged front was handed to
+                // a removal above (unless one failed, which ends the pass), so the pass is over.
+                guard inFlight > 0 || removing, let step = await group.next() else { break }
+                switch step {
+                case .inserted(let index, let error):
+                    inFlight -= 1
+                    if let error {
+                        failure = failure ?? error
+                        plan.fail(index)
+                    } else {
+                        plan.acknowledge(index)
+                    }
+                case .removed(let units, let records, let error):
+                    removing = false
+                    if let error {
+                        failure = failure ?? error
+                        removalFailed = true
+                        plan.retiringFailed(units: units)
+                    } else {
+                        plan.retired(units: units)
+                        shipped += records
+                        metrics.shipped(records, env: env)
+                    }
                 }
             }
         }
@@ -223,6 +249,12 @@ public final class ClickHouseForwarder: Service, Sendable {
         acknowledged.withLock { $0[env] = waiting }
         if let failure { throw failure }
         return shipped
+    }
+
+    /// What finished in ``shipRecords(env:database:)``'s task group.
+    private enum ShipStep: Sendable {
+        case inserted(index: Int, error: (any Error)?)
+        case removed(units: Int, records: Int, error: (any Error)?)
     }
 
     /// One insert of consecutive batches, its body built straight from their keys and lines.

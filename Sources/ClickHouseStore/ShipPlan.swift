@@ -5,7 +5,9 @@ import StoreCore
 /// in any order, and the order the spool forgets them in, which is strictly the commit order:
 /// ``retirable()`` offers only the acknowledged units at the front. So the spool always holds
 /// a suffix of what was committed, and an insert that failed is retried before anything
-/// after it leaves the spool.
+/// after it leaves the spool. The spool's delete runs beside the inserts (it may wait for
+/// SQLite's writer behind ingest's group commits): ``startRetiring()`` hands the acknowledged
+/// front to one removal, and the next removal takes everything acknowledged behind it since.
 ///
 /// Batches ClickHouse acknowledged in an earlier pass that could not retire them (an earlier
 /// insert failed) are given in `alreadyAcknowledged`: they are not sent again, only retired
@@ -31,6 +33,8 @@ struct ShipPlan {
     private var nextToSend = 0
     /// The group still open for more batches (the next fetch may add to it).
     private var open: Unit?
+    /// The units at the front handed to a removal that has not finished.
+    private var retiring = 0
 
     init(maxRecords: Int, maxBytes: Int, alreadyAcknowledged: Set<Int64>) {
         self.maxRecords = maxRecords
@@ -82,12 +86,13 @@ struct ShipPlan {
     mutating func acknowledge(_ index: Int) { units[index - offset].state = .acknowledged }
     mutating func fail(_ index: Int) { units[index - offset].state = .failed }
 
-    /// The batches the spool may forget now: the acknowledged units at the front.
+    /// The batches the spool may forget now: the acknowledged units at the front, after
+    /// those a removal in flight already holds.
     func retirable() -> (batchIDs: [Int64], records: Int, units: Int) {
         var ids: [Int64] = []
         var records = 0
         var count = 0
-        for unit in units {
+        for unit in units.dropFirst(retiring) {
             guard unit.state == .acknowledged else { break }
             ids += unit.batchIDs
             records += unit.records
@@ -96,12 +101,31 @@ struct ShipPlan {
         return (ids, records, count)
     }
 
+    /// Hands ``retirable()`` to a removal: its units are not offered again until it ends in
+    /// ``retired(units:)`` or ``retiringFailed(units:)``. Nil when nothing is retirable.
+    mutating func startRetiring() -> (batchIDs: [Int64], records: Int, units: Int)? {
+        let r = retirable()
+        guard r.units > 0 else { return nil }
+        retiring += r.units
+        return r
+    }
+
     /// The first `count` units left the spool.
     mutating func retired(units count: Int) {
         units.removeFirst(count)
         offset += count
+        retiring = max(0, retiring - count)
         // Units acknowledged in an earlier pass retire without being sent.
         nextToSend = max(nextToSend, offset)
+    }
+
+    /// The removal of the first `count` units failed: they stay acknowledged, and in the spool.
+    mutating func retiringFailed(units count: Int) { retiring = max(0, retiring - count) }
+
+    /// Batches ClickHouse acknowledged that have not left the spool yet (a removal in
+    /// flight holds some, or they wait behind an insert still in flight or failed).
+    var batchesAwaitingRemoval: Int {
+        units.reduce(0) { $0 + ($1.state == .acknowledged ? $1.batchIDs.count : 0) }
     }
 
     /// Batches ClickHouse acknowledged that are still in the spool behind a failed insert.

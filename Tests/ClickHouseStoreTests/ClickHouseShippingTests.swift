@@ -11,8 +11,9 @@ import Testing
 @testable import TelemetryStore
 
 /// The forwarder's inserts against a private 18.16: the `TabSeparated` body carries every byte
-/// of every column unchanged, and a failure among several inserts in flight leaves each row in
-/// ClickHouse once, with the spool forgetting batches only in commit order.
+/// of every column unchanged, a failure among several inserts in flight leaves each row in
+/// ClickHouse once, with the spool forgetting batches only in commit order, and a removal
+/// waiting for the spool's writer does not hold back the next insert.
 @Suite(.serialized, .enabled(if: PrivateClickHouse.isInstalled)) struct ClickHouseShippingTests {
     @Test func generatedRecordsWithHostileBytesRoundTripThroughClickHouseUnchanged() async throws {
         let f = try await ClickHouseStoreFixture(database: "bytes", forwarding: false)
@@ -87,22 +88,35 @@ import Testing
         }
     }
 
-    @Test func aFailedInsertAmongSeveralInFlightIsRetriedAloneAndTheSpoolForgetsInOrder() async throws {
-        let f = try await ClickHouseStoreFixture(database: "inflight", forwarding: false)
+    /// One batch of ten records per device `dev-0`, `dev-1`, ...; returns the batch ids.
+    static func spoolTenRecordsPerDevice(_ f: ClickHouseStoreFixture, devices: Int) async throws -> ClosedRange<Int64> {
         let now = f.clock.nowMilliseconds()
-        for b in 0..<6 {
+        for b in 0..<devices {
             try await f.append((0..<10).map { i in Records.event(app: "com.a", device: "dev-\(b)", time: now - Int64(i)) })
         }
         let batchIDs = try #require(try await f.spool.unshippedBatchIDs(env: .prod))
-        #expect(batchIDs.count == 6, "one batch per append")
+        #expect(batchIDs.count == devices, "one batch per append")
+        return batchIDs
+    }
+
+    /// A forwarder sending each ten-record batch as an insert of its own.
+    static func batchPerInsertForwarder(
+        _ f: ClickHouseStoreFixture, spool: any Spool, inserts: any ClickHouseInserting, concurrentInserts: Int
+    ) -> ClickHouseForwarder {
         var tuning = ClickHouseForwarder.Tuning()
         tuning.maxInsertRecords = 10
-        tuning.maxConcurrentInserts = 3
+        tuning.maxConcurrentInserts = concurrentInserts
+        return ClickHouseForwarder(
+            spool: spool, client: f.client, collector: CollectorID(3), tuning: tuning, clock: f.clock,
+            metrics: NOOPMetricsHandler.instance, logger: Logger(label: "forwarder"), inserts: inserts)
+    }
+
+    @Test func aFailedInsertAmongSeveralInFlightIsRetriedAloneAndTheSpoolForgetsInOrder() async throws {
+        let f = try await ClickHouseStoreFixture(database: "inflight", forwarding: false)
+        let batchIDs = try await Self.spoolTenRecordsPerDevice(f, devices: 6)
         // The second insert fails once the five others, sent while it hangs, were acknowledged.
         let inserts = FailOneInFlight(client: f.client, victim: "dev-1", othersFirst: 5)
-        let forwarder = ClickHouseForwarder(
-            spool: f.spool, client: f.client, collector: CollectorID(3), tuning: tuning, clock: f.clock,
-            metrics: NOOPMetricsHandler.instance, logger: Logger(label: "forwarder"), inserts: inserts)
+        let forwarder = Self.batchPerInsertForwarder(f, spool: f.spool, inserts: inserts, concurrentInserts: 3)
         let clickhouse = ClickHouseInspector(url: f.server.urls[0])
         let rows = "SELECT count(), uniqExact(id, collector), uniqExact(device) FROM inflight.records FORMAT TSV"
 
@@ -117,6 +131,61 @@ import Testing
         // Without FINAL: no row was written twice, because none was sent twice.
         #expect(try await clickhouse.query(rows) == "60\t60\t6\n")
         #expect(inserts.rowsSent.withLock { $0 } == 60)
+        await f.close()
+    }
+
+    /// Sends inserts to the real client and reports each acknowledgement.
+    final class ReportingInserts: ClickHouseInserting {
+        let client: ClickHouseClient
+        let acknowledged: AsyncStream<Void>
+        let acknowledgement: AsyncStream<Void>.Continuation
+
+        init(client: ClickHouseClient) {
+            self.client = client
+            (acknowledged, acknowledgement) = AsyncStream.makeStream()
+        }
+
+        func insert(
+            into table: String, database: String, columns: [String], format: StaticString, rows: [UInt8], settings: [(String, String)]
+        ) async throws {
+            try await client.insert(into: table, database: database, columns: columns, format: format, rows: rows, settings: settings)
+            acknowledgement.yield()
+        }
+    }
+
+    @Test func insertsKeepLaunchingWhileASpoolRemovalWaitsAndTheSpoolStillEmptiesInOrder() async throws {
+        let f = try await ClickHouseStoreFixture(database: "removal", forwarding: false)
+        let batchIDs = try await Self.spoolTenRecordsPerDevice(f, devices: 4)
+        let spool = HeldRemovalSpool(f.spool)
+        let inserts = ReportingInserts(client: f.client)
+        // One insert at a time: the next launches only if the loop is not waiting for the removal.
+        let forwarder = Self.batchPerInsertForwarder(f, spool: spool, inserts: inserts, concurrentInserts: 1)
+        let pass = Task { try await forwarder.pass() }
+        // A guard against a hang, not a timing assertion: if inserts stop behind the held
+        // removal, the acknowledgements end here and the expectation below fails.
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(60))
+            inserts.acknowledgement.finish()
+        }
+
+        for await _ in spool.held { break }
+        var acknowledged = 0
+        for await _ in inserts.acknowledged {
+            acknowledged += 1
+            if acknowledged == 4 { break }
+        }
+        watchdog.cancel()
+        #expect(acknowledged == 4, "every insert was acknowledged while the first removal was held")
+        #expect(spool.removals.withLock { $0 } == [[batchIDs.lowerBound]], "one removal, held")
+        spool.releaseRemoval()
+
+        #expect(try await pass.value == 40)
+        // The second removal took every batch acknowledged meanwhile, in one delete.
+        #expect(spool.removals.withLock { $0 } == [[batchIDs.lowerBound], Array(batchIDs.lowerBound + 1...batchIDs.upperBound)])
+        #expect(try await f.spool.unshippedBatchIDs(env: .prod) == nil)
+        let rows = try await ClickHouseInspector(url: f.server.urls[0]).query(
+            "SELECT count(), uniqExact(device) FROM removal.records FORMAT TSV")
+        #expect(rows == "40\t4\n")
         await f.close()
     }
 }

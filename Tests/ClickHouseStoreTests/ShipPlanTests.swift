@@ -6,9 +6,9 @@ import Testing
 @testable import ClickHouseStore
 
 /// ``ShipPlan`` over generated batches and generated completion orders: inserts complete in
-/// any order and one may fail, yet the spool is told to forget batches only as a prefix of
-/// the commit order, no batch is sent twice, and what was acknowledged behind a failure is
-/// handed to the next pass.
+/// any order and one may fail, and removals run beside them, yet the spool is told to forget
+/// batches only as a prefix of the commit order, each once, no batch is sent twice, and what
+/// was acknowledged behind a failure is handed to the next pass.
 @Suite struct ShipPlanTests {
     static func batch(_ id: Int64, records: Int) -> SpoolBatch {
         SpoolBatch(
@@ -34,10 +34,11 @@ import Testing
             var retired: [Int64] = []
             var failed: [Int64]?
             var launches = 0
+            // The removal in flight, which completes at a random point among the inserts.
+            var removal: (batchIDs: [Int64], records: Int, units: Int)?
             while true {
-                let r = plan.retirable()
-                retired += r.batchIDs
-                plan.retired(units: r.units)
+                if removal == nil { removal = plan.startRetiring() }
+                if let r = removal { #expect(plan.retirable().batchIDs.allSatisfy { !r.batchIDs.contains($0) }) }
                 while failed == nil, inFlight.count < window {
                     if let (index, batches) = plan.nextInsert() {
                         let batchIDs = batches.map(\.batchID)
@@ -55,10 +56,13 @@ import Testing
                         break
                     }
                 }
-                if inFlight.isEmpty {
-                    if failed == nil, plan.retirable().units > 0 { continue }
-                    break
+                if let r = removal, inFlight.isEmpty || rng.below(inFlight.count + 1) == 0 {
+                    retired += r.batchIDs
+                    plan.retired(units: r.units)
+                    removal = nil
+                    continue
                 }
+                if inFlight.isEmpty { break }
                 let done = inFlight.remove(at: rng.below(inFlight.count))
                 if failed == nil, let failAt, launches > failAt {
                     failed = done.ids

@@ -151,9 +151,10 @@ public final class DiskGuard: Service, Sendable {
     }
 
     /// Checks, then keeps the floor, every `checkInterval` and after every commit. A refusal
-    /// is re-evaluated at the next check, so under load it clears as soon as space returns and
-    /// with no load it lasts at least one interval: clients get one clear answer (507 with
-    /// Retry-After) rather than a flicker around the mark.
+    /// is re-evaluated at the next check after retention's pass: it clears as soon as space
+    /// is back, which is the next timer tick at the latest (refused posts commit nothing) and
+    /// at once when a tick rang during the pass. It never flickers around the mark within
+    /// one pass: clients get one clear answer (507 with Retry-After) until then.
     public func run() async throws {
         let wakeups = Wakeups()
         let commits = self.commits?()

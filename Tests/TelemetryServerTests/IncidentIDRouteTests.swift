@@ -6,8 +6,8 @@ import Testing
 
 /// Diagnostic uploads become incidents a person can quote over the phone (issue 3, SPEC
 /// §2.5): the short ids are unique, use only unambiguous symbols and resolve to their own
-/// upload. In process; how an id resolves however it is typed, and `mamtelemetryctl logs
-/// --incident`, are IntegrationTests.IncidentTests.
+/// upload. In process; how an id resolves however it is typed is IncidentRouteTests, and
+/// `mamtelemetryctl logs --incident` is IntegrationTests.ControlCLITests.
 @Suite struct IncidentIDRouteTests {
     /// `MAM-XXXX-XXXX` over the alphabet in `Sources/TelemetryModel/IncidentID.swift`:
     /// 2–9 and A–Z without I, L, O, U, V (0/O, 1/I/L and U/V are confused when read aloud).

@@ -9,8 +9,8 @@ import Testing
 /// over the router and a real store: `GET /v1/logs` as JSON and NDJSON, follow streams as
 /// NDJSON and server-sent events, and the incident view. Verbose text and incident
 /// descriptions are withheld (not merely e-mail-scrubbed) and `contains=` cannot find what
-/// the caller is not shown. Bundles and the CLI's pseudonym lookup are checked against the
-/// built daemon (IntegrationTests.VisibilityTests).
+/// the caller is not shown. Bundles and the pseudonym lookup are VisibilityBundleRouteTests;
+/// the CLI's `pseudonym` command is IntegrationTests.ControlCLITests.
 @Suite struct VisibilityRouteTests {
     static let upn = VisibilityFixture.upn
     static var marker: Regex<(Substring, Substring)> { VisibilityFixture.marker }

@@ -93,7 +93,8 @@ import Testing
         let refused = try await ControlProcess.run(["logs", "--device", "4f0e"], daemon: d)
         #expect(refused.status != 0 && refused.errors.contains("matches 2 devices"), "\(refused.errors)")
 
-        let upload = #"{"appId":"\#(Self.app)","deviceId":"\#(device)","identity":"jane@contoso.com","description":"jane@contoso.com: not targeted"}"#
+        let upload =
+            #"{"appId":"\#(Self.app)","deviceId":"\#(device)","identity":"jane@contoso.com","description":"jane@contoso.com: not targeted"}"#
         #expect(try await d.post("/v1/diagnostics", body: Array(upload.utf8), headers: [("Content-Type", "application/json")]).0 == 201)
         let incidents = try await ControlProcess.run(["incidents", "--since", "-1d", "--device", "4f0e2a1b"], daemon: d, token: token)
         #expect(
@@ -103,7 +104,8 @@ import Testing
         let id = try #require(incidents.output.firstMatch(of: /MAM-[A-Z0-9]{4}-[A-Z0-9]{4}/)).0.description
         let story = try await ControlProcess.run(
             ["bundle", "--incident", id, "-o", d.dataDirectory.appendingPathComponent("s.zip").path], daemon: d, token: token)
-        #expect(story.status == 0 && story.output.contains("story:     device \(device) around the upload"), "\(story.output)\(story.errors)")
+        #expect(
+            story.status == 0 && story.output.contains("story:     device \(device) around the upload"), "\(story.output)\(story.errors)")
         #expect(story.output.contains("records:   logs 1, telemetry 2"), "\(story.output)")
     }
 
@@ -114,7 +116,8 @@ import Testing
         let one = try await ControlProcess.run(["status-codes", "200", "--output", "json"], daemon: d)
         let explained = try JSONSerialization.jsonObject(with: Data(one.output.utf8)) as? [String: Any]
         #expect(
-            (explained?["statusCodes"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["AccountNotLicensed"], "\(one.output)")
+            (explained?["statusCodes"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["AccountNotLicensed"], "\(one.output)"
+        )
         #expect(try await ControlProcess.run(["status-codes", "999"], daemon: d).status != 0)
     }
 
@@ -191,7 +194,8 @@ import Testing
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/script") {
             let out = fleet.workDirectory.appendingPathComponent("tty.zip").path
             let command = [
-                BundleFleet.cli.path, "bundle", "--incident", f.incident, "-o", out, "--token", f.bundleToken, "--url", fleet.daemon.baseURL,
+                BundleFleet.cli.path, "bundle", "--incident", f.incident, "-o", out, "--token", f.bundleToken, "--url",
+                fleet.daemon.baseURL,
             ]
             let tty = try BundleFleet.system("/usr/bin/script", ["-qec", command.joined(separator: " "), "/dev/null"])
             #expect(tty.status == 0 && tty.stdout.contains("receiving bundle: "), "\(tty.stdout)")
@@ -200,13 +204,16 @@ import Testing
         print("----- mamtelemetryctl output -----\n\(run.stdout)----- end -----")
     }
 
-    /// The summary says whether the archive is redacted, and never spells out a UPN without pii.
-    @Test func bundleSummariesSayWhatTheyWithhold() async throws {
+    /// The summary says whether the archive is redacted, and never spells out a UPN without pii;
+    /// `--env` and `--since` reach the route.
+    @Test func bundleSummariesSayWhatTheyWithholdAndFlagsReachTheRoute() async throws {
         let fleet = try fleet
         let f = fleet.fixture
         let upn = BundleFleetFixture.alice.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         let alice = try await fleet.daemon.json("/v1/pseudonyms?identity=\(upn)")["pseudonym"] as? String ?? "?"
-        for (scope, format) in [(["--device", f.devices[0]], "zip"), (["--incident", f.incident], "tar.gz"), (["--identity", alice], "zip")] {
+        for (scope, format) in [
+            (["--device", f.devices[0]], "zip"), (["--incident", f.incident], "tar.gz"), (["--identity", alice], "zip"),
+        ] {
             let b = try fleet.download(scope + ["--format", format], token: f.bundleToken, name: "redacted-\(UUID().uuidString).\(format)")
             #expect(b.stdout.contains("redaction: ON"), "\(b.stdout)")
             #expect(!b.stdout.lowercased().contains("alice"), "the summary must not spell out the UPN without pii")
@@ -214,6 +221,10 @@ import Testing
         }
         let pii = try fleet.download(["--device", f.devices[0]], token: f.piiToken, name: "pii.zip")
         #expect(pii.stdout.contains("redaction: OFF"))
+        let ppe = try fleet.download(["--device", f.devices[0], "--env", "ppe", "--since", "-2h"], token: f.bundleToken, name: "ppe.zip")
+        #expect(BundleFleetFixture.contains(ppe.members, f.ppeMarker))
+        let ppeIDs = try await fleet.ids("/v1/events?env=ppe&device=\(f.devices[0])", member: "events")
+        #expect(ppeIDs.count == 2 && BundleFleetFixture.ids(ppe.members["telemetry.ndjson"]) == ppeIDs)
     }
 
     @Test func verifyPassesOnAGoodArchiveAndFailsOnAFlippedByte() async throws {

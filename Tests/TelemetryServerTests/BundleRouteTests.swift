@@ -50,7 +50,8 @@ import Testing
             #expect(
                 Fleet.ids(deviceA.members["telemetry.ndjson"])
                     == (try await Fleet.ids("/v1/events?device=\(d[0])", member: "events", through: h)))
-            #expect(Fleet.ids(deviceA.members["logs.ndjson"]) == (try await Fleet.ids("/v1/logs?device=\(d[0])", member: "logs", through: h)))
+            #expect(
+                Fleet.ids(deviceA.members["logs.ndjson"]) == (try await Fleet.ids("/v1/logs?device=\(d[0])", member: "logs", through: h)))
             #expect(Fleet.ids(deviceA.members["telemetry.ndjson"]).count == 3)
             #expect(!Fleet.contains(deviceA.members, fleet.ppeMarker))
             #expect(!Fleet.contains(deviceA.members, d[1]))

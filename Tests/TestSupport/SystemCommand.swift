@@ -49,7 +49,8 @@ public enum SystemCommand {
         defer { try? FileManager.default.removeItem(at: dir) }
         let run =
             archive.hasSuffix(".zip")
-            ? try Self.run("/usr/bin/unzip", ["-q", archive, "-d", dir.path]) : try Self.run("/usr/bin/tar", ["xzf", archive, "-C", dir.path])
+            ? try Self.run("/usr/bin/unzip", ["-q", archive, "-d", dir.path])
+            : try Self.run("/usr/bin/tar", ["xzf", archive, "-C", dir.path])
         guard run.status == 0 else { throw Failure.unpack("\(archive): \(run.stderr)") }
         var members: [String: [UInt8]] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: dir.path) {

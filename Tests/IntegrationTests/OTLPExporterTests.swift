@@ -19,7 +19,7 @@ struct OTLPExporterTests {
         defer { harness.remove() }
         let (d, daemon) = try await harness.launchDaemon()
         defer { try? FileManager.default.removeItem(at: d.dataDirectory) }
-        defer { JournaldMirrorTests.stop(daemon, harness) }
+        defer { harness.stop(daemon) }
 
         // The registry opts one app out; the exporter holds an ingest token bound to its apps.
         let optedOutApp = "com.contoso.optout"
@@ -111,8 +111,8 @@ struct OTLPExporterTests {
         // Nothing of the opted-out records anywhere: not in the store (raw files and every
         // inflated blob), not in the journal. The PPE marker, mirrored, is the positive control.
         #expect((try await d.json("/v1/logs?contains=OPTOUT&limit=10")["logs"] as? [Any])?.isEmpty == true)
-        JournaldMirrorTests.terminateCommand(of: harness, daemon)
-        #expect(JournaldMirrorTests.waitForExit(daemon, timeout: 20))
+        harness.terminate(daemon)
+        #expect(JournaldHarness.waitForExit(daemon, timeout: 20))
         let marker = "OPTOUT-\(tag)"
         let files = FileManager.default.enumerator(at: d.dataDirectory, includingPropertiesForKeys: nil)!.compactMap { $0 as? URL }
         for file in files where !file.hasDirectoryPath {

@@ -147,18 +147,29 @@ struct JournaldHarness: Sendable {
     }()
 
     static func journalctl(_ arguments: [String]) throws -> Output {
+        try capture("/usr/bin/journalctl", arguments, environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "SYSTEMD_PAGER": ""])
+    }
+
+    /// Runs `executable` to completion with no input and captures its output; after `timeout`
+    /// (if given) it is sent SIGTERM, so a hung tool fails its test rather than the suite.
+    static func capture(
+        _ executable: String, _ arguments: [String], environment: [String: String], timeout: TimeInterval? = nil
+    ) throws -> Output {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/journalctl")
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.environment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "SYSTEMD_PAGER": ""]
+        process.environment = environment
         process.standardInput = FileHandle.nullDevice
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
         try process.run()
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        if let timeout { DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog) }
         let (outputData, errorData) = readBoth(output, errors)
-        process.waitUntilExit()
+        while process.isRunning { usleep(10_000) }
+        watchdog.cancel()
         return Output(
             status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
             standardError: String(decoding: errorData, as: UTF8.self))
@@ -306,22 +317,9 @@ extension JournaldHarness {
             if [ -n "$1" ]; then cp "$1" /var/lib/systemd/catalog/database; fi
             exec journalctl -D "$2" -x --no-pager \(match)
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = [
-            "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", database?.path ?? "", journalDirectory.path,
-        ]
-        process.environment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "SYSTEMD_PAGER": ""]
-        process.standardInput = FileHandle.nullDevice
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let (out, err) = Self.readBoth(output, errors)
-        process.waitUntilExit()
-        return .init(
-            status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
-            standardError: String(decoding: err, as: UTF8.self))
+        return try Self.capture(
+            "/usr/bin/unshare",
+            ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", database?.path ?? "", journalDirectory.path],
+            environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "SYSTEMD_PAGER": ""])
     }
 }

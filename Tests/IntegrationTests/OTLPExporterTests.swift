@@ -142,7 +142,7 @@ struct OTLPExporterTests {
     /// The venv's python with the pinned SDK (`scripts/otel-venv.sh` installs it once).
     static func installSDK() throws -> String {
         let script = DaemonProcess.packageRoot.appendingPathComponent("scripts/otel-venv.sh")
-        let output = try run("/bin/bash", [script.path], environment: ProcessInfo.processInfo.environment, timeout: 600)
+        let output = try JournaldHarness.capture("/bin/bash", [script.path], environment: ProcessInfo.processInfo.environment, timeout: 600)
         guard output.status == 0, let python = output.standardOutput.split(separator: "\n").last.map(String.init) else {
             throw SetupError.sdk("scripts/otel-venv.sh failed (\(output.status)): \(output.standardError)")
         }
@@ -155,32 +155,8 @@ struct OTLPExporterTests {
         // Only what an operator would set: no OTEL_* from the test runner's own environment.
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("OTEL_") }
         env.merge(environment) { $1 }
-        return try run(
+        return try JournaldHarness.capture(
             python, [emitter.path, "--encoding", encoding, "--tag", tag, "--opted-out-app", optedOutApp], environment: env, timeout: 120)
-    }
-
-    /// Runs a command to completion, bounded: a hung exporter fails the test, not the suite.
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String], timeout: TimeInterval) throws
-        -> JournaldHarness.Output
-    {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
-        let (out, err) = JournaldHarness.readBoth(output, errors)
-        while process.isRunning { usleep(10_000) }
-        watchdog.cancel()
-        return .init(
-            status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
-            standardError: String(decoding: err, as: UTF8.self))
     }
 
     enum SetupError: Error { case sdk(String) }

@@ -39,7 +39,9 @@ struct OTLPExporterTests {
                 "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip",
                 "OTEL_SERVICE_NAME": "com.contoso.mail",
                 "OTEL_RESOURCE_ATTRIBUTES": "device.id=\(device),service.version=4.2411.0,enduser.id=\(Self.upn)",
-                "OTEL_BLRP_SCHEDULE_DELAY": "200",
+                // No timed export: each provider exports once, at shutdown, however slowly a
+                // loaded machine runs the script (a 200 ms delay split the app's batch in two).
+                "OTEL_BLRP_SCHEDULE_DELAY": "600000",
             ]
             let run = try Self.emit(python, encoding: encoding, tag: String(tag), optedOutApp: optedOutApp, environment: environment)
             #expect(run.status == 0, "otlp-emit.py \(encoding): \(run.standardOutput) \(run.standardError)")

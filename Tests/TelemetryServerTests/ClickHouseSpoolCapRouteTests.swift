@@ -11,15 +11,18 @@ import Testing
 /// a port nothing listens on (no ClickHouse server needed); forwarding to a real one is
 /// IntegrationTests.ClickHouseForwardingTests.
 @Suite struct ClickHouseSpoolCapRouteTests {
+    /// The ClickHouse backend with a 1 MiB spool, forwarding to a port nothing listens on:
+    /// every attempt is "unreachable".
+    static func clickHouseDown(_ c: inout ServerConfiguration) {
+        c.backend = .clickhouse
+        c.clickhouse.urls = [URL(string: "http://127.0.0.1:9")!]
+        c.clickhouse.database = "down"
+        c.clickhouse.collectorID = 7
+        c.clickhouse.spoolMaxBytes = 1_048_576
+    }
+
     @Test func ingestKeepsAcknowledgingWhileClickHouseIsDownThenAnswers503AtTheSpoolCap() async throws {
-        try await IngestHarness.run(adjust: { c in
-            c.backend = .clickhouse
-            // Nothing listens on this port: every forwarding attempt is "unreachable".
-            c.clickhouse.urls = [URL(string: "http://127.0.0.1:9")!]
-            c.clickhouse.database = "down"
-            c.clickhouse.collectorID = 7
-            c.clickhouse.spoolMaxBytes = 1_048_576
-        }) { h in
+        try await IngestHarness.run(adjust: Self.clickHouseDown) { h in
             var generator = SeededRandom(seed: 14)
             var refusal: IngestHarness.Answer?
             for round in 0..<200 {

@@ -4,8 +4,9 @@ import Testing
 
 /// `mamtelemetry-bench --data fleet`, the realistic-fleet generator: its records look like
 /// a fleet (a device's events come together and its ids repeat, unlike the GUID-heavy
-/// default), and the built daemon accepts every record it sends.
-@Suite(.serialized) struct BenchFleetTests {
+/// default), and the built daemon accepts every record it sends. The tests share one daemon:
+/// each reads only the generator's own report of what it sent and what was accepted.
+@Suite(.serialized, .sharedDaemon()) struct BenchFleetTests {
     /// The records of a `--dump`: one JSON object per line.
     static func dumped(_ dataSet: String, into directory: URL, daemon: DaemonProcess, file: String = "events.ndjson") async throws
         -> [[String: Any]]
@@ -19,9 +20,7 @@ import Testing
     }
 
     @Test func fleetRecordsComeInDeviceBatchesWithReusedIds() async throws {
-        let d = try DaemonProcess()
-        try await d.start()
-        defer { d.cleanUp() }
+        let d = try SharedDaemon.daemon()
         let fleet = try await Self.dumped("fleet", into: d.dataDirectory.appendingPathComponent("fleet"), daemon: d)
         let guid = try await Self.dumped("guid", into: d.dataDirectory.appendingPathComponent("guid"), daemon: d)
         #expect(fleet.count == 2000 && guid.count == 2000)
@@ -40,9 +39,7 @@ import Testing
     }
 
     @Test func theDaemonAcceptsEveryFleetRecord() async throws {
-        let d = try DaemonProcess()
-        try await d.start()
-        defer { d.cleanUp() }
+        let d = try SharedDaemon.daemon()
         let run = try await ControlProcess.run(
             [
                 "--data", "fleet", "--duration", "1", "--concurrency", "2", "--batch-size", "200",
@@ -60,9 +57,7 @@ import Testing
     /// verbose logs come in one device's bursts of mostly multi-line verbose text ending in an
     /// error. The daemon accepts every record of both.
     @Test func theSmallAndVerboseDataSetsHaveTheirShapes() async throws {
-        let d = try DaemonProcess()
-        try await d.start()
-        defer { d.cleanUp() }
+        let d = try SharedDaemon.daemon()
         let small = try await Self.dumped("small", into: d.dataDirectory.appendingPathComponent("small"), daemon: d)
         #expect(small.count == 2000 && small.allSatisfy { $0.count <= 6 }, "few fields per event")
         #expect(Set(small.compactMap { $0["deviceId"] as? String }).count > 1900, "a device per record")

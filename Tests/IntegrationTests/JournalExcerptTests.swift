@@ -24,7 +24,7 @@ struct JournalExcerptTests {
         defer { harness.remove() }
         let (d, daemon) = try await harness.launchDaemon(arguments, user: user)
         defer { try? FileManager.default.removeItem(at: d.dataDirectory) }
-        defer { JournaldMirrorTests.stop(daemon, harness) }
+        defer { harness.stop(daemon) }
         try await body(harness, d)
     }
 

@@ -147,18 +147,29 @@ struct JournaldHarness: Sendable {
     }()
 
     static func journalctl(_ arguments: [String]) throws -> Output {
+        try capture("/usr/bin/journalctl", arguments, environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "SYSTEMD_PAGER": ""])
+    }
+
+    /// Runs `executable` to completion with no input and captures its output; after `timeout`
+    /// (if given) it is sent SIGTERM, so a hung tool fails its test rather than the suite.
+    static func capture(
+        _ executable: String, _ arguments: [String], environment: [String: String], timeout: TimeInterval? = nil
+    ) throws -> Output {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/journalctl")
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.environment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "SYSTEMD_PAGER": ""]
+        process.environment = environment
         process.standardInput = FileHandle.nullDevice
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
         try process.run()
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        if let timeout { DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog) }
         let (outputData, errorData) = readBoth(output, errors)
-        process.waitUntilExit()
+        while process.isRunning { usleep(10_000) }
+        watchdog.cancel()
         return Output(
             status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
             standardError: String(decoding: errorData, as: UTF8.self))
@@ -199,29 +210,116 @@ struct JournaldHarness: Sendable {
     }
 }
 
-@Suite("journald harness self-check", .enabled(if: JournaldHarness.isAvailable, "needs root and systemd-journald"))
-struct JournaldHarnessTests {
-    @Test("a line logged under the harness is read back with journalctl -D, and the host is untouched")
-    func selfCheck() async throws {
-        let hostSocketBefore = FileManager.default.fileExists(atPath: "/run/systemd/journal/socket")
-        let harness = try JournaldHarness()
-        defer { harness.remove() }
+// MARK: The daemon under the harness
 
-        let result = try harness.run("/usr/bin/systemd-cat", ["-t", "harness-selftest", "echo", "hello"])
-        #expect(result.status == 0, "\(result.standardError)")
-
-        let entries = try harness.entries(["SYSLOG_IDENTIFIER=harness-selftest"])
-        #expect(entries.count == 1)
-        #expect(entries.first?["MESSAGE"] == "hello")
-        #expect(entries.first?["_TRANSPORT"] == "stdout")
-        // The private /run/systemd was a mount inside the namespace only.
-        #expect(FileManager.default.fileExists(atPath: "/run/systemd/journal/socket") == hostSocketBefore)
+extension JournaldHarness {
+    /// Starts the built daemon inside this harness on a port it chooses, with its own data
+    /// directory (the caller removes it) and waits until `readyPath` answers 200 (`/healthz`
+    /// for a daemon meant to be unready). With `user`, the
+    /// daemon runs as that uid (and gid) with exactly the supplementary `groups` given, and
+    /// the journal directory is set up the way systemd-tmpfiles sets up `/run/log/journal`
+    /// (group `systemd-journal`, setgid), so journal access is decided by group as on a host.
+    func launchDaemon(
+        _ arguments: [String] = [], user: (uid: UInt32, groups: [UInt32])? = nil, readyPath: String = "/readyz"
+    ) async throws -> (DaemonProcess, ChildProcess) {
+        let d = try DaemonProcess(extraArguments: arguments)
+        let log = try d.openLog()
+        defer { try? log.close() }
+        var command = d.commandLine
+        if let user {
+            let journalGroup = try #require(Self.gid(of: "systemd-journal"), "no systemd-journal group on this host")
+            #expect(chown(journalDirectory.path, 0, journalGroup) == 0 && chmod(journalDirectory.path, 0o2755) == 0)
+            #expect(chown(d.dataDirectory.path, user.uid, user.uid) == 0 && chown(d.logFile.path, user.uid, user.uid) == 0)
+            let groups = user.groups.isEmpty ? "--clear-groups" : "--groups=" + user.groups.map(String.init).joined(separator: ",")
+            command = ["/usr/bin/setpriv", "--reuid=\(user.uid)", "--regid=\(user.uid)", groups, "--"] + command
+        }
+        // The harness passes NOTIFY_SOCKET on to the daemon (only journald is kept from
+        // it), so the daemon's READY=1 tells the test which port it bound.
+        let seen = d.notify.messages.count
+        let daemon = try launch(
+            command[0], Array(command.dropFirst()), environment: d.daemonEnvironment(), standardOutput: log, standardError: log)
+        do {
+            try await d.waitUntilReady(after: seen, path: readyPath, alive: { daemon.isRunning })
+        } catch {
+            stop(daemon)
+            throw error
+        }
+        return (d, daemon)
     }
 
-    @Test("the command's exit status is the harness's")
-    func exitStatus() throws {
-        let harness = try JournaldHarness()
-        defer { harness.remove() }
-        #expect(try harness.run("/bin/sh", ["-c", "exit 7"]).status == 7)
+    static func gid(of group: String) -> UInt32? {
+        guard let entry = getgrnam(group) else { return nil }
+        return entry.pointee.gr_gid
+    }
+
+    static func waitForExit(_ process: ChildProcess, timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        return !process.isRunning
+    }
+
+    /// SIGTERM to the daemon itself rather than to the harness, so the test does not depend
+    /// on the harness's forwarding trap (which Foundation's `Process` defeated: it started
+    /// bash with SIGTERM blocked; `ChildProcess` clears the mask, and the harness is the
+    /// fallback when the command's pid is not known yet).
+    func terminate(_ process: ChildProcess) {
+        if let pid = commandPID, pid > 0 {
+            kill(pid, SIGTERM)
+        } else {
+            process.terminate()
+        }
+    }
+
+    /// Stops the harness (and so the daemon and journald) if a failed check left it running.
+    func stop(_ process: ChildProcess) {
+        guard process.isRunning else { return }
+        terminate(process)
+        if !Self.waitForExit(process, timeout: 15) {
+            if let pid = commandPID { kill(pid, SIGKILL) }
+            kill(process.processIdentifier, SIGKILL)  // journald gets SIGTERM (pdeathsig)
+            _ = Self.waitForExit(process, timeout: 5)
+        }
+    }
+}
+
+// MARK: The shipped catalog
+
+extension JournaldHarness {
+    static let catalog = DaemonProcess.packageRoot.appendingPathComponent("systemd/mamtelemetryd.catalog")
+
+    /// A temporary root whose `var/lib/systemd/catalog/database` journalctl built from the
+    /// shipped catalog; the caller deletes it.
+    static func buildCatalogDatabase() throws -> URL {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("mamtelemetryd-catalog-\(UUID().uuidString)")
+        let catalogDirectory = root.appendingPathComponent("usr/lib/systemd/catalog")
+        try FileManager.default.createDirectory(at: catalogDirectory, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: catalog, to: catalogDirectory.appendingPathComponent("mamtelemetryd.catalog"))
+        let update = try journalctl(["--root=\(root.path)", "--update-catalog"])
+        #expect(update.status == 0, "\(update.standardError)")
+        #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("var/lib/systemd/catalog/database").path))
+        return root
+    }
+
+    /// The `Subject:` line the shipped catalog gives `id`.
+    static func catalogSubject(of id: String) throws -> String {
+        let text = try String(contentsOf: catalog, encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "-- \(id)\n").dropFirst().first, "no catalog entry \(id)")
+        return try #require(section.split(separator: "\n").first { $0.hasPrefix("Subject: ") }.map(String.init))
+    }
+
+    /// `journalctl -D <journal> -x <match>` with `database` (or none) as the catalog, in a
+    /// private mount namespace (JournaldMirrorTests.catalogExplainsStarted says why).
+    func explain(database: URL?, match: String) throws -> Output {
+        let script = """
+            set -e
+            mount -t tmpfs -o mode=0755 tmpfs /var/lib/systemd
+            mkdir -p /var/lib/systemd/catalog
+            if [ -n "$1" ]; then cp "$1" /var/lib/systemd/catalog/database; fi
+            exec journalctl -D "$2" -x --no-pager \(match)
+            """
+        return try Self.capture(
+            "/usr/bin/unshare",
+            ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", database?.path ?? "", journalDirectory.path],
+            environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "SYSTEMD_PAGER": ""])
     }
 }

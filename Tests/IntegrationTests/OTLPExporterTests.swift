@@ -19,7 +19,7 @@ struct OTLPExporterTests {
         defer { harness.remove() }
         let (d, daemon) = try await harness.launchDaemon()
         defer { try? FileManager.default.removeItem(at: d.dataDirectory) }
-        defer { JournaldMirrorTests.stop(daemon, harness) }
+        defer { harness.stop(daemon) }
 
         // The registry opts one app out; the exporter holds an ingest token bound to its apps.
         let optedOutApp = "com.contoso.optout"
@@ -39,7 +39,9 @@ struct OTLPExporterTests {
                 "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip",
                 "OTEL_SERVICE_NAME": "com.contoso.mail",
                 "OTEL_RESOURCE_ATTRIBUTES": "device.id=\(device),service.version=4.2411.0,enduser.id=\(Self.upn)",
-                "OTEL_BLRP_SCHEDULE_DELAY": "200",
+                // No timed export: each provider exports once, at shutdown, however slowly a
+                // loaded machine runs the script (a 200 ms delay split the app's batch in two).
+                "OTEL_BLRP_SCHEDULE_DELAY": "600000",
             ]
             let run = try Self.emit(python, encoding: encoding, tag: String(tag), optedOutApp: optedOutApp, environment: environment)
             #expect(run.status == 0, "otlp-emit.py \(encoding): \(run.standardOutput) \(run.standardError)")
@@ -111,8 +113,8 @@ struct OTLPExporterTests {
         // Nothing of the opted-out records anywhere: not in the store (raw files and every
         // inflated blob), not in the journal. The PPE marker, mirrored, is the positive control.
         #expect((try await d.json("/v1/logs?contains=OPTOUT&limit=10")["logs"] as? [Any])?.isEmpty == true)
-        JournaldMirrorTests.terminateCommand(of: harness, daemon)
-        #expect(JournaldMirrorTests.waitForExit(daemon, timeout: 20))
+        harness.terminate(daemon)
+        #expect(JournaldHarness.waitForExit(daemon, timeout: 20))
         let marker = "OPTOUT-\(tag)"
         let files = FileManager.default.enumerator(at: d.dataDirectory, includingPropertiesForKeys: nil)!.compactMap { $0 as? URL }
         for file in files where !file.hasDirectoryPath {
@@ -142,7 +144,7 @@ struct OTLPExporterTests {
     /// The venv's python with the pinned SDK (`scripts/otel-venv.sh` installs it once).
     static func installSDK() throws -> String {
         let script = DaemonProcess.packageRoot.appendingPathComponent("scripts/otel-venv.sh")
-        let output = try run("/bin/bash", [script.path], environment: ProcessInfo.processInfo.environment, timeout: 600)
+        let output = try JournaldHarness.capture("/bin/bash", [script.path], environment: ProcessInfo.processInfo.environment, timeout: 600)
         guard output.status == 0, let python = output.standardOutput.split(separator: "\n").last.map(String.init) else {
             throw SetupError.sdk("scripts/otel-venv.sh failed (\(output.status)): \(output.standardError)")
         }
@@ -155,32 +157,8 @@ struct OTLPExporterTests {
         // Only what an operator would set: no OTEL_* from the test runner's own environment.
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("OTEL_") }
         env.merge(environment) { $1 }
-        return try run(
+        return try JournaldHarness.capture(
             python, [emitter.path, "--encoding", encoding, "--tag", tag, "--opted-out-app", optedOutApp], environment: env, timeout: 120)
-    }
-
-    /// Runs a command to completion, bounded: a hung exporter fails the test, not the suite.
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String], timeout: TimeInterval) throws
-        -> JournaldHarness.Output
-    {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
-        let (out, err) = JournaldHarness.readBoth(output, errors)
-        while process.isRunning { usleep(10_000) }
-        watchdog.cancel()
-        return .init(
-            status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
-            standardError: String(decoding: err, as: UTF8.self))
     }
 
     enum SetupError: Error { case sdk(String) }

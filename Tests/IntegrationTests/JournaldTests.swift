@@ -2,6 +2,10 @@ import Foundation
 import TestSupport
 import Testing
 
+// The daemon's journal end to end, inside the real-journald harness (JournaldHarness.swift):
+// mirrored records and their fields, the daemon's own entries and storage events under the
+// catalog's MESSAGE_IDs, failed enrollments aggregated per minute, and the harness itself.
+
 /// The journald mirror end to end (issue 3, SPEC §5, §11): the built daemon runs inside the
 /// real-journald harness, records are posted over HTTP, and `journalctl -D` reads them back
 /// with every field, the right priorities and no raw UPN; the daemon's own log carries
@@ -12,7 +16,6 @@ struct JournaldMirrorTests {
     /// target does not link `Systemd`). Stable by contract, so spelled out here.
     static let startedID = "a6099522270d4485853645158218332e"
     static let stoppedID = "306032cd1e304418aad03bb2f01d37c6"
-    static let catalog = DaemonProcess.packageRoot.appendingPathComponent("systemd/mamtelemetryd.catalog")
     static let upn = "Megan.Bowen@Contoso.com"
 
     @Test func recordsPostedOverHTTPComeBackThroughJournalctl() async throws {
@@ -22,7 +25,7 @@ struct JournaldMirrorTests {
         // default (withheld) is JournalExcerptTests.theMirrorWithholdsVerboseTextByDefault.
         let (d, daemon) = try await harness.launchDaemon(["--journal-personal-data", "include"])
         defer { try? FileManager.default.removeItem(at: d.dataDirectory) }
-        defer { Self.stop(daemon, harness) }
+        defer { harness.stop(daemon) }
         let readiness = try await d.json("/readyz")
         #expect((readiness["checks"] as? [String: [String: Any]])?["journal"]?["ok"] as? Bool == true, "\(readiness)")
 
@@ -158,8 +161,8 @@ struct JournaldMirrorTests {
 
         // Stop the daemon; the harness then stops journald (which syncs) and exits with
         // the daemon's status.
-        Self.terminateCommand(of: harness, daemon)
-        let exited = Self.waitForExit(daemon, timeout: 20)
+        harness.terminate(daemon)
+        let exited = JournaldHarness.waitForExit(daemon, timeout: 20)
         #expect(exited, "harness did not exit")
         if exited { #expect(daemon.terminationStatus == 0, "\((try? String(contentsOf: d.logFile, encoding: .utf8)) ?? "")") }
         let own = try harness.entries(["SYSLOG_IDENTIFIER=mamtelemetryd"]).filter { $0["MAM_DEVICE_ID"] == nil }
@@ -204,74 +207,23 @@ struct JournaldMirrorTests {
     /// -D ... -x` runs in a private mount namespace where a tmpfs over `/var/lib/systemd`
     /// holds that database — the host's catalog is never read or written.
     static func catalogExplainsStarted(_ harness: JournaldHarness) throws {
-        let root = try buildCatalogDatabase()
+        let root = try JournaldHarness.buildCatalogDatabase()
         defer { try? FileManager.default.removeItem(at: root) }
         let database = root.appendingPathComponent("var/lib/systemd/catalog/database")
-        let subject = try catalogSubject(of: startedID)
+        let subject = try JournaldHarness.catalogSubject(of: startedID)
 
         let refused = try JournaldHarness.journalctl(["-D", harness.journalDirectory.path, "--root=\(root.path)", "-x", "--no-pager"])
         #expect(refused.status != 0, "journalctl accepted -D with --root")
 
-        let explained = try explain(harness, database: database)
+        let explained = try harness.explain(database: database, match: "MESSAGE_ID=\(startedID)")
         #expect(explained.status == 0, "\(explained.standardError)")
         #expect(explained.standardOutput.contains("mamtelemetryd started"), "\(explained.standardOutput)")
         #expect(explained.standardOutput.contains(subject), "\(explained.standardOutput)")
         #expect(explained.standardOutput.contains("Defined-By: mamtelemetryd"))
         // Control: without the database, the same command shows no explanation.
-        let bare = try explain(harness, database: nil)
+        let bare = try harness.explain(database: nil, match: "MESSAGE_ID=\(startedID)")
         #expect(bare.standardOutput.contains("mamtelemetryd started"))
         #expect(!bare.standardOutput.contains(subject))
-    }
-
-    /// A temporary root whose `var/lib/systemd/catalog/database` journalctl built from the
-    /// shipped catalog; the caller deletes it.
-    static func buildCatalogDatabase() throws -> URL {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("mamtelemetryd-catalog-\(UUID().uuidString)")
-        let catalogDirectory = root.appendingPathComponent("usr/lib/systemd/catalog")
-        try FileManager.default.createDirectory(at: catalogDirectory, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: catalog, to: catalogDirectory.appendingPathComponent("mamtelemetryd.catalog"))
-        let update = try JournaldHarness.journalctl(["--root=\(root.path)", "--update-catalog"])
-        #expect(update.status == 0, "\(update.standardError)")
-        #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("var/lib/systemd/catalog/database").path))
-        return root
-    }
-
-    /// The `Subject:` line the shipped catalog gives `id`.
-    static func catalogSubject(of id: String) throws -> String {
-        let text = try String(contentsOf: catalog, encoding: .utf8)
-        let section = try #require(text.components(separatedBy: "-- \(id)\n").dropFirst().first, "no catalog entry \(id)")
-        return try #require(section.split(separator: "\n").first { $0.hasPrefix("Subject: ") }.map(String.init))
-    }
-
-    /// `journalctl -D <journal> -x MESSAGE_ID=<id>` (or `match`) with `database` (or none) as
-    /// the catalog, in a private mount namespace.
-    static func explain(
-        _ harness: JournaldHarness, database: URL?, messageID: String = startedID, match: String? = nil
-    ) throws -> JournaldHarness.Output {
-        let script = """
-            set -e
-            mount -t tmpfs -o mode=0755 tmpfs /var/lib/systemd
-            mkdir -p /var/lib/systemd/catalog
-            if [ -n "$1" ]; then cp "$1" /var/lib/systemd/catalog/database; fi
-            exec journalctl -D "$2" -x --no-pager \(match ?? "MESSAGE_ID=\(messageID)")
-            """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = [
-            "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", database?.path ?? "", harness.journalDirectory.path,
-        ]
-        process.environment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "SYSTEMD_PAGER": ""]
-        process.standardInput = FileHandle.nullDevice
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let (out, err) = JournaldHarness.readBoth(output, errors)
-        process.waitUntilExit()
-        return .init(
-            status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
-            standardError: String(decoding: err, as: UTF8.self))
     }
 
     /// Entries for journalctl options beyond field matches (`-p`, `-t`).
@@ -280,33 +232,143 @@ struct JournaldMirrorTests {
         #expect(output.status == 0, "\(output.standardError)")
         return try output.standardOutput.split(separator: "\n").map(JournaldHarness.decodeEntry)
     }
+}
 
-    static func waitForExit(_ process: ChildProcess, timeout: TimeInterval) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        return !process.isRunning
+/// The storage and ingest-refusal events reach a real journal under the `MESSAGE_ID`s the
+/// catalog explains, and `journalctl -x` shows that explanation next to them.
+@Suite(.serialized, .enabled(if: JournaldHarness.isAvailable, "needs root, unshare and systemd-journald"))
+struct JournalCatalogEventsTests {
+    /// `DaemonMessageID.storageHighWater` / `.ingestRefused` (this target does not link
+    /// `Systemd`; the ids are stable by contract).
+    static let highWaterID = "5f615aebe5e24591a3ca4ede4cdc14b9"
+    static let ingestRefusedID = "ae757b8f0c53474885405f3173698026"
+
+    @Test func highWaterAndRefusalsAreLoggedOnceAndExplainedByTheCatalog() async throws {
+        let harness = try JournaldHarness()
+        defer { harness.remove() }
+        // A high-water mark no disk meets: the daemon starts refusing ingest at once.
+        // `/readyz` is 503 while the disk is past its mark.
+        let (d, daemon) = try await harness.launchDaemon(
+            ["--disk-min-free-bytes", "\(1 << 60)", "--disk-keep-free-bytes", "0"], readyPath: "/healthz")
+        defer { try? FileManager.default.removeItem(at: d.dataDirectory) }
+        defer { harness.stop(daemon) }
+
+        // A storm of refusals makes one journal line, not one per request.
+        for _ in 0..<20 {
+            #expect(try await d.post("/v1/telemetry", body: Array(#"{"name":"AppLaunch","appId":"com.x"}"#.utf8)).0 == 507)
+        }
+        let highWater = try await harness.waitForEntries(["MESSAGE_ID=\(Self.highWaterID)"])
+        #expect(highWater.count == 1)
+        #expect(highWater.first?["PRIORITY"] == "3")
+        #expect(highWater.first?["MAM_DATADIR"] == d.dataDirectory.path)
+        let refused = try await harness.waitForEntries(["MESSAGE_ID=\(Self.ingestRefusedID)"])
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try harness.entries(["MESSAGE_ID=\(Self.ingestRefusedID)"]).count == 1, "a refusal storm flooded the journal")
+        #expect(refused.first?["MAM_REASON"] == "storage_full")
+        #expect(refused.first?["MAM_STATUS"] == "507")
+
+        let root = try JournaldHarness.buildCatalogDatabase()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let database = root.appendingPathComponent("var/lib/systemd/catalog/database")
+        for id in [Self.highWaterID, Self.ingestRefusedID] {
+            let explained = try harness.explain(database: database, match: "MESSAGE_ID=\(id)")
+            #expect(explained.status == 0, "\(explained.standardError)")
+            let subject = try JournaldHarness.catalogSubject(of: id)
+            #expect(
+                explained.standardOutput.contains(subject), "journalctl -x shows no explanation for \(id):\n\(explained.standardOutput)")
+        }
+        harness.terminate(daemon)
+        #expect(JournaldHarness.waitForExit(daemon, timeout: 15))
+    }
+}
+
+/// Failed enrollment calls in the real journal (issue 24): the built daemon inside the
+/// journald harness writes one entry per app, status code and minute — not one per event —
+/// with the code's MESSAGE_ID, so `journalctl -x MAM_APP_ID=…` explains each failure with the
+/// shipped catalog. The aggregation itself is checked in process (TelemetryServerTests).
+@Suite(.serialized, .enabled(if: JournaldHarness.isAvailable, "needs root, unshare and systemd-journald"))
+struct EnrollmentFailureJournalIntegrationTests {
+    /// `EnrollmentFailureMessageID` of 200 and 225 (this target does not link `Systemd`).
+    static let accountNotLicensedID = "98b4e757220d470bbf6251f248700200"
+    static let licensedNotTargetedID = "98b4e757220d470bbf6251f248700225"
+
+    @Test func journalctlExplainsFailedEnrollmentsInPlace() async throws {
+        let harness = try JournaldHarness()
+        defer { harness.remove() }
+        let (d, daemon) = try await harness.launchDaemon()
+        defer { try? FileManager.default.removeItem(at: d.dataDirectory) }
+        defer { harness.stop(daemon) }
+
+        let app = "com.contoso.journal-\(UUID().uuidString.prefix(8).lowercased())"
+        var lines: [String] = []
+        for i in 0..<60 {
+            lines.append(
+                #"{"name":"EnrollmentCall","appId":"\#(app)","deviceId":"dev-\#(i % 7)","data":{"operation":"enroll","statusCode":200,"didSucceed":false}}"#
+            )
+        }
+        for i in 0..<4 {
+            lines.append(
+                #"{"name":"EnrollmentCall","appId":"\#(app)","deviceId":"dev-t\#(i)","data":{"operation":"enroll","statusCode":225}}"#)
+            lines.append(
+                #"{"name":"EnrollmentCall","appId":"\#(app)","deviceId":"dev-ok\#(i)","data":{"operation":"enroll","statusCode":100}}"#)
+        }
+        // One request: one receive time, so one minute.
+        let (status, answer, _) = try await d.post("/v1/telemetry", body: Array(lines.joined(separator: "\n").utf8))
+        #expect(status == 200, "\(String(decoding: answer, as: UTF8.self))")
+
+        // A graceful stop sends the minute still open.
+        harness.terminate(daemon)
+        #expect(JournaldHarness.waitForExit(daemon, timeout: 20), "harness did not exit")
+
+        let entries = try harness.entries(["MAM_APP_ID=\(app)"])
+        #expect(entries.count == 2, "one entry per code, not one per call: \(entries.map { $0["MESSAGE"] ?? "" })")
+        let notLicensed = try #require(entries.first { $0["MAM_STATUS_CODE"] == "200" })
+        #expect(notLicensed["MESSAGE_ID"] == Self.accountNotLicensedID)
+        #expect(notLicensed["MAM_FAILED_CALLS"] == "60")
+        #expect(notLicensed["MAM_STATUS_NAME"] == "AccountNotLicensed")
+        #expect(notLicensed["PRIORITY"] == "4")
+        #expect(notLicensed["MAM_DEVICE_ID"]?.split(separator: "\n").count == 3, "\(notLicensed)")
+        let notTargeted = try #require(entries.first { $0["MAM_STATUS_CODE"] == "225" })
+        #expect(notTargeted["MESSAGE_ID"] == Self.licensedNotTargetedID)
+        #expect(notTargeted["MAM_FAILED_CALLS"] == "4")
+
+        let root = try JournaldHarness.buildCatalogDatabase()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let explained = try harness.explain(
+            database: root.appendingPathComponent("var/lib/systemd/catalog/database"), match: "MAM_APP_ID=\(app)")
+        #expect(explained.status == 0, "\(explained.standardError)")
+        let text = explained.standardOutput
+        #expect(text.contains("Enrollment failed with AccountNotLicensed (200)"), "\(text)")
+        #expect(text.contains("Assign an Intune license to the user"), "\(text)")
+        #expect(text.contains("60 enrollment calls of \(app) (prod) failed"), "fields substituted: \(text)")
+        #expect(text.contains("Enrollment failed with LicensedNotTargeted (225)"), "\(text)")
+        #expect(text.contains("Assign an app protection policy covering this app"), "\(text)")
+    }
+}
+
+@Suite("journald harness self-check", .enabled(if: JournaldHarness.isAvailable, "needs root and systemd-journald"))
+struct JournaldHarnessTests {
+    @Test("a line logged under the harness is read back with journalctl -D, and the host is untouched")
+    func selfCheck() async throws {
+        let hostSocketBefore = FileManager.default.fileExists(atPath: "/run/systemd/journal/socket")
+        let harness = try JournaldHarness()
+        defer { harness.remove() }
+
+        let result = try harness.run("/usr/bin/systemd-cat", ["-t", "harness-selftest", "echo", "hello"])
+        #expect(result.status == 0, "\(result.standardError)")
+
+        let entries = try harness.entries(["SYSLOG_IDENTIFIER=harness-selftest"])
+        #expect(entries.count == 1)
+        #expect(entries.first?["MESSAGE"] == "hello")
+        #expect(entries.first?["_TRANSPORT"] == "stdout")
+        // The private /run/systemd was a mount inside the namespace only.
+        #expect(FileManager.default.fileExists(atPath: "/run/systemd/journal/socket") == hostSocketBefore)
     }
 
-    /// SIGTERM to the daemon itself rather than to the harness, so the test does not depend
-    /// on the harness's forwarding trap (which Foundation's `Process` defeated: it started
-    /// bash with SIGTERM blocked; `ChildProcess` clears the mask, and the harness is the
-    /// fallback when the command's pid is not known yet).
-    static func terminateCommand(of harness: JournaldHarness, _ process: ChildProcess) {
-        if let pid = harness.commandPID, pid > 0 {
-            kill(pid, SIGTERM)
-        } else {
-            process.terminate()
-        }
-    }
-
-    /// Stops the harness (and so the daemon and journald) if a failed check left it running.
-    static func stop(_ process: ChildProcess, _ harness: JournaldHarness) {
-        guard process.isRunning else { return }
-        terminateCommand(of: harness, process)
-        if !waitForExit(process, timeout: 15) {
-            if let pid = harness.commandPID { kill(pid, SIGKILL) }
-            kill(process.processIdentifier, SIGKILL)  // journald gets SIGTERM (pdeathsig)
-            _ = waitForExit(process, timeout: 5)
-        }
+    @Test("the command's exit status is the harness's")
+    func exitStatus() throws {
+        let harness = try JournaldHarness()
+        defer { harness.remove() }
+        #expect(try harness.run("/bin/sh", ["-c", "exit 7"]).status == 7)
     }
 }

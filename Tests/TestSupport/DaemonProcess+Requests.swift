@@ -1,12 +1,11 @@
 import Foundation
-import TestSupport
 import Testing
 
-/// Requests the log, follow, incident, journald and CLI suites send to a daemon process
-/// (those the in-process suites send too are ``TelemetryRequests``').
+/// Requests the process suites send to a daemon (those the in-process suites send too are
+/// ``TelemetryRequests``').
 extension DaemonProcess {
     /// Creates a token through `POST /v1/tokens` (as the admin) and returns its secret.
-    func createToken(name: String, scopes: [String], apps: [String] = []) async throws -> String {
+    public func createToken(name: String, scopes: [String], apps: [String] = []) async throws -> String {
         let body = try JSONSerialization.data(withJSONObject: ["name": name, "scopes": scopes, "apps": apps] as [String: Any])
         let (status, answer, _) = try await post("/v1/tokens", body: [UInt8](body))
         #expect(status == 201, "\(String(decoding: answer, as: UTF8.self))")

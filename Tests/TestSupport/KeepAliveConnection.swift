@@ -6,11 +6,11 @@ import Foundation
 
 /// One raw HTTP/1.1 keep-alive connection on loopback, to prove a connection outlives a
 /// reload and to hold a request half-sent across SIGTERM. Reads time out after 10 s.
-final class KeepAliveConnection {
+public final class KeepAliveConnection {
     private let fd: Int32
     private var pending: [UInt8] = []
 
-    init(port: Int) throws {
+    public init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
@@ -27,7 +27,7 @@ final class KeepAliveConnection {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -37,13 +37,13 @@ final class KeepAliveConnection {
     }
 
     /// Sends a GET on this connection and returns the status code.
-    func get(_ path: String) throws -> Int {
+    public func get(_ path: String) throws -> Int {
         try send(Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
         return try readResponse().status
     }
 
     /// Reads one response with a `Content-Length` body.
-    func readResponse() throws -> (status: Int, body: [UInt8]) {
+    public func readResponse() throws -> (status: Int, body: [UInt8]) {
         let separator: [UInt8] = Array("\r\n\r\n".utf8)
         var headerEnd: Int?
         while headerEnd == nil {
@@ -73,5 +73,5 @@ final class KeepAliveConnection {
         pending += buffer[0..<n]
     }
 
-    func close() { Glibc.close(fd) }
+    public func close() { Glibc.close(fd) }
 }

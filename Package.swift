@@ -72,8 +72,8 @@ let package = Package(
         .systemLibrary(name: "CMalloc"),
 
         // MARK: Libraries
-        .target(name: "TelemetryModel"),
-        .target(name: "Compression", dependencies: ["CZlib"]),
+        .target(name: "TelemetryModel", swiftSettings: strictLanguage),
+        .target(name: "Compression", dependencies: ["CZlib"], swiftSettings: strictLanguage),
         // What every backend shares and every caller programs against: the `RecordStore`,
         // `CommitQueue`, `RetentionStore` and `Spool` protocols, queries, requests, stored
         // records, incidents, retention and the disk guard. No GRDB, no SQLite.
@@ -133,11 +133,12 @@ let package = Package(
             ]),
         // The daemon's memory behaviour: glibc heap thresholds and trims, cold code pages handed
         // back. Nothing else links CMalloc.
-        .target(name: "ProcessMemory", dependencies: ["CMalloc"]),
+        .target(name: "ProcessMemory", dependencies: ["CMalloc"], swiftSettings: strictLanguage),
         // `RecordVisibility` conforms to the store's `RecordPresenter` here, beside the rule itself.
         .target(name: "Privacy", dependencies: ["TelemetryModel", "StoreCore", .product(name: "Crypto", package: "swift-crypto")]),
-        .target(name: "Archive", dependencies: ["CArchive", .product(name: "Crypto", package: "swift-crypto")]),
-        .target(name: "InfoPlist", dependencies: ["TelemetryModel"]),
+        .target(
+            name: "Archive", dependencies: ["CArchive", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strictLanguage),
+        .target(name: "InfoPlist", dependencies: ["TelemetryModel"], swiftSettings: strictLanguage),
         .target(name: "Bundles", dependencies: ["TelemetryModel", "StoreCore", "Privacy", "Archive"]),
         // OTLP/HTTP logs: protobuf or JSON bytes in, native records out. The generated code is
         // committed (Generated/README.md says how it was made); only the runtime is a dependency.
@@ -150,6 +151,7 @@ let package = Package(
             name: "SupportConsole",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Assets"],
+            swiftSettings: strictLanguage,
             plugins: ["EmbedConsoleAssets"]),
         .executableTarget(name: "ConsoleAssetEmbedder"),
         .plugin(name: "EmbedConsoleAssets", capability: .buildTool(), dependencies: ["ConsoleAssetEmbedder"]),
@@ -180,7 +182,9 @@ let package = Package(
         // MARK: Executables
         .executableTarget(name: "mamtelemetryd", dependencies: ["TelemetryServer"]),
         // `--url` and `--token` (and where a client finds a token), shared by the two client programs.
-        .target(name: "ClientOptions", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .target(
+            name: "ClientOptions", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strictLanguage),
         .executableTarget(
             name: "mamtelemetryctl",
             dependencies: [

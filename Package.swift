@@ -130,7 +130,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]),
+            ],
+            swiftSettings: strictLanguage),
         // The daemon's memory behaviour: glibc heap thresholds and trims, cold code pages handed
         // back. Nothing else links CMalloc.
         .target(name: "ProcessMemory", dependencies: ["CMalloc"], swiftSettings: strictLanguage),

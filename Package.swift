@@ -136,7 +136,9 @@ let package = Package(
         // back. Nothing else links CMalloc.
         .target(name: "ProcessMemory", dependencies: ["CMalloc"], swiftSettings: strictLanguage),
         // `RecordVisibility` conforms to the store's `RecordPresenter` here, beside the rule itself.
-        .target(name: "Privacy", dependencies: ["TelemetryModel", "StoreCore", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(
+            name: "Privacy", dependencies: ["TelemetryModel", "StoreCore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictLanguage),
         .target(
             name: "Archive", dependencies: ["CArchive", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strictLanguage),
         .target(name: "InfoPlist", dependencies: ["TelemetryModel"], swiftSettings: strictLanguage),

@@ -142,7 +142,7 @@ let package = Package(
         .target(
             name: "Archive", dependencies: ["CArchive", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strictLanguage),
         .target(name: "InfoPlist", dependencies: ["TelemetryModel"], swiftSettings: strictLanguage),
-        .target(name: "Bundles", dependencies: ["TelemetryModel", "StoreCore", "Privacy", "Archive"]),
+        .target(name: "Bundles", dependencies: ["TelemetryModel", "StoreCore", "Privacy", "Archive"], swiftSettings: strictLanguage),
         // OTLP/HTTP logs: protobuf or JSON bytes in, native records out. The generated code is
         // committed (Generated/README.md says how it was made); only the runtime is a dependency.
         .target(

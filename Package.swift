@@ -156,7 +156,7 @@ let package = Package(
             exclude: ["Assets"],
             swiftSettings: strictLanguage,
             plugins: ["EmbedConsoleAssets"]),
-        .executableTarget(name: "ConsoleAssetEmbedder"),
+        .executableTarget(name: "ConsoleAssetEmbedder", swiftSettings: strictLanguage),
         .plugin(name: "EmbedConsoleAssets", capability: .buildTool(), dependencies: ["ConsoleAssetEmbedder"]),
         .target(
             name: "TelemetryServer",
@@ -183,7 +183,7 @@ let package = Package(
             swiftSettings: strictLanguage),
 
         // MARK: Executables
-        .executableTarget(name: "mamtelemetryd", dependencies: ["TelemetryServer"]),
+        .executableTarget(name: "mamtelemetryd", dependencies: ["TelemetryServer"], swiftSettings: strictLanguage),
         // `--url` and `--token` (and where a client finds a token), shared by the two client programs.
         .target(
             name: "ClientOptions", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -196,7 +196,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]),
+            ],
+            swiftSettings: strictLanguage),
         // Generated NDJSON/OTLP load against a daemon; bodies are compressed by the Compression
         // target, the same zlib code the daemon decodes them with.
         .executableTarget(
@@ -208,7 +209,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]),
+            ],
+            swiftSettings: strictLanguage),
 
         // MARK: Tests
         /// What the test targets share: the built daemon as a child process (port learned from

@@ -2,10 +2,10 @@
 import Foundation
 import PackageDescription
 
-/// The upcoming language features hummingbird builds with, on in the store targets: imports
-/// are internal unless marked `public import`, so the compiler refuses a public signature that
-/// names a GRDB type; members are visible only from modules a file imports; existentials are
-/// spelled `any`.
+/// The upcoming language features hummingbird builds with, on in every source target but OTLP
+/// (its generated code imports SwiftProtobuf without an access level): imports are internal
+/// unless marked `public import`, so the compiler refuses a public signature that names a GRDB
+/// type; members are visible only from modules a file imports; existentials are spelled `any`.
 let strictLanguage: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),

@@ -2,10 +2,10 @@
 import Foundation
 import PackageDescription
 
-/// The upcoming language features hummingbird builds with, on in the store targets: imports
-/// are internal unless marked `public import`, so the compiler refuses a public signature that
-/// names a GRDB type; members are visible only from modules a file imports; existentials are
-/// spelled `any`.
+/// The upcoming language features hummingbird builds with, on in every source target but OTLP
+/// (its generated code imports SwiftProtobuf without an access level): imports are internal
+/// unless marked `public import`, so the compiler refuses a public signature that names a GRDB
+/// type; members are visible only from modules a file imports; existentials are spelled `any`.
 let strictLanguage: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
@@ -54,6 +54,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
@@ -71,8 +72,8 @@ let package = Package(
         .systemLibrary(name: "CMalloc"),
 
         // MARK: Libraries
-        .target(name: "TelemetryModel"),
-        .target(name: "Compression", dependencies: ["CZlib"]),
+        .target(name: "TelemetryModel", swiftSettings: strictLanguage),
+        .target(name: "Compression", dependencies: ["CZlib"], swiftSettings: strictLanguage),
         // What every backend shares and every caller programs against: the `RecordStore`,
         // `CommitQueue`, `RetentionStore` and `Spool` protocols, queries, requests, stored
         // records, incidents, retention and the disk guard. No GRDB, no SQLite.
@@ -116,10 +117,12 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]),
+            ],
+            swiftSettings: strictLanguage),
         .target(
             name: "Systemd",
             dependencies: [
@@ -127,15 +130,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]),
+            ],
+            swiftSettings: strictLanguage),
         // The daemon's memory behaviour: glibc heap thresholds and trims, cold code pages handed
         // back. Nothing else links CMalloc.
-        .target(name: "ProcessMemory", dependencies: ["CMalloc"]),
+        .target(name: "ProcessMemory", dependencies: ["CMalloc"], swiftSettings: strictLanguage),
         // `RecordVisibility` conforms to the store's `RecordPresenter` here, beside the rule itself.
-        .target(name: "Privacy", dependencies: ["TelemetryModel", "StoreCore", .product(name: "Crypto", package: "swift-crypto")]),
-        .target(name: "Archive", dependencies: ["CArchive", .product(name: "Crypto", package: "swift-crypto")]),
-        .target(name: "InfoPlist", dependencies: ["TelemetryModel"]),
-        .target(name: "Bundles", dependencies: ["TelemetryModel", "StoreCore", "Privacy", "Archive"]),
+        .target(
+            name: "Privacy", dependencies: ["TelemetryModel", "StoreCore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictLanguage),
+        .target(
+            name: "Archive", dependencies: ["CArchive", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strictLanguage),
+        .target(name: "InfoPlist", dependencies: ["TelemetryModel"], swiftSettings: strictLanguage),
+        .target(name: "Bundles", dependencies: ["TelemetryModel", "StoreCore", "Privacy", "Archive"], swiftSettings: strictLanguage),
         // OTLP/HTTP logs: protobuf or JSON bytes in, native records out. The generated code is
         // committed (Generated/README.md says how it was made); only the runtime is a dependency.
         .target(
@@ -147,8 +154,9 @@ let package = Package(
             name: "SupportConsole",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Assets"],
+            swiftSettings: strictLanguage,
             plugins: ["EmbedConsoleAssets"]),
-        .executableTarget(name: "ConsoleAssetEmbedder"),
+        .executableTarget(name: "ConsoleAssetEmbedder", swiftSettings: strictLanguage),
         .plugin(name: "EmbedConsoleAssets", capability: .buildTool(), dependencies: ["ConsoleAssetEmbedder"]),
         .target(
             name: "TelemetryServer",
@@ -160,6 +168,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -170,12 +179,15 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]),
+            ],
+            swiftSettings: strictLanguage),
 
         // MARK: Executables
-        .executableTarget(name: "mamtelemetryd", dependencies: ["TelemetryServer"]),
+        .executableTarget(name: "mamtelemetryd", dependencies: ["TelemetryServer"], swiftSettings: strictLanguage),
         // `--url` and `--token` (and where a client finds a token), shared by the two client programs.
-        .target(name: "ClientOptions", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .target(
+            name: "ClientOptions", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strictLanguage),
         .executableTarget(
             name: "mamtelemetryctl",
             dependencies: [
@@ -184,7 +196,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]),
+            ],
+            swiftSettings: strictLanguage),
         // Generated NDJSON/OTLP load against a daemon; bodies are compressed by the Compression
         // target, the same zlib code the daemon decodes them with.
         .executableTarget(
@@ -196,7 +209,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]),
+            ],
+            swiftSettings: strictLanguage),
 
         // MARK: Tests
         /// What the test targets share: the built daemon as a child process (port learned from

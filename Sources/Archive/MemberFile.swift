@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 
 /// One archive member being generated: appended in pieces to a temporary file while its
 /// SHA-256 and size are computed, so the manifest can list them.

@@ -1,8 +1,8 @@
-import Archive
-import Foundation
-import Privacy
-import StoreCore
-import TelemetryModel
+public import Archive
+public import Foundation
+public import Privacy
+public import StoreCore
+public import TelemetryModel
 
 /// A bundle request with its defaults resolved and checked against the store: what
 /// `BundleBuilder.write` will produce. Built before any byte is streamed so refusals

@@ -1,7 +1,7 @@
-import Archive
+public import Archive
 import Foundation
 import Privacy
-import TelemetryModel
+public import TelemetryModel
 
 /// What a support engineer asked for: a scope (at least one of incident, device, identity,
 /// app, session — combined with AND), a device-time window, the environment and the format,

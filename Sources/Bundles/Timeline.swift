@@ -1,4 +1,5 @@
 import Archive
+import Foundation
 import StoreCore
 import TelemetryModel
 

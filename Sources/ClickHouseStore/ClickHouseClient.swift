@@ -1,8 +1,9 @@
 import AsyncHTTPClient
 import Compression
-import Foundation
+public import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTPCompression
 import Synchronization
 
 /// A small client for ClickHouse's HTTP interface: statements built with ``ClickHouseSQL``

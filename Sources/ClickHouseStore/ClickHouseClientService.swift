@@ -1,4 +1,4 @@
-import ServiceLifecycle
+public import ServiceLifecycle
 
 /// Owns the lifetime of the ClickHouse client a daemon shares between the forwarder, the
 /// retention passes and the reads: none of them closes it, so none can close it under

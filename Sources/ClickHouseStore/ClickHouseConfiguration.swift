@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where and how to reach ClickHouse, as configuration gives it. The password never comes
 /// from the command line (where every user of the host can read it in `ps`): the daemon

@@ -1,4 +1,5 @@
-import StoreCore
+import Foundation
+public import StoreCore
 
 /// Why a request to ClickHouse failed, by the kind of failure an operator acts on
 /// differently: the forwarder retries all of them, metrics count them by `kind`, and only

@@ -1,10 +1,10 @@
 import Foundation
-import Logging
-import Metrics
-import ServiceLifecycle
-import StoreCore
+public import Logging
+public import Metrics
+public import ServiceLifecycle
+public import StoreCore
 import Synchronization
-import TelemetryModel
+public import TelemetryModel
 
 /// Ships the spool's committed batches to ClickHouse and removes each batch from the spool
 /// only once ClickHouse acknowledged its insert: an acknowledged ingest request is on the

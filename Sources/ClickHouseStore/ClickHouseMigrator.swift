@@ -1,5 +1,5 @@
 import Foundation
-import TelemetryModel
+public import TelemetryModel
 
 /// Brings every database this collector writes (production's and PPE's) on every one of its
 /// endpoints up to ``ClickHouseSchema/knownVersion``, and refuses a database a newer daemon

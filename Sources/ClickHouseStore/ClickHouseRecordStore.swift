@@ -1,6 +1,6 @@
-import Metrics
-import StoreCore
-import TelemetryModel
+public import Metrics
+public import StoreCore
+public import TelemetryModel
 
 /// The ClickHouse backend behind ``RecordStore``: writes go to the embedded store (the spool)
 /// exactly as on the embedded backend, so a 2xx still means "on this collector's disk", and

@@ -1,7 +1,7 @@
 import Foundation
-import Logging
-import StoreCore
-import TelemetryModel
+public import Logging
+public import StoreCore
+public import TelemetryModel
 
 /// Retention on the ClickHouse backend, as a ``RetentionStore`` the daemon's
 /// ``RetentionService`` drives with the same policy and schedule as the embedded store.

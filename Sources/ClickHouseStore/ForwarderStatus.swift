@@ -1,5 +1,5 @@
 import Metrics
-import StoreCore
+public import StoreCore
 import Synchronization
 import TelemetryModel
 

@@ -1,4 +1,4 @@
-import StoreCore
+public import StoreCore
 
 /// A rollup rebuild asked of the ClickHouse backend, which keeps no rollups: its stats are
 /// `GROUP BY`s over the records in ClickHouse on every request, so there is nothing to

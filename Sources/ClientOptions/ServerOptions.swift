@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import Foundation
 
 /// Where the daemon is and how to authenticate: the options every client command shares

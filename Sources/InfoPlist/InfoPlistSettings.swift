@@ -1,5 +1,5 @@
-import Foundation
-import TelemetryModel
+public import Foundation
+public import TelemetryModel
 
 /// Reads an app's MAM flags from its real `Info.plist` (XML or binary) — the
 /// `IntuneMAMSettings` dictionary — or from an older SDK's `MAMEnvironment.plist`, whose
@@ -73,7 +73,7 @@ public struct InfoPlistSettings: Sendable, Hashable {
     struct FlagDictionary: Decodable {
         var flags: [String: FlagValue] = [:]
 
-        init(from decoder: Decoder) throws {
+        init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: AnyKey.self)
             for key in AppFlags.Key.telemetryDisabled + AppFlags.Key.usePPE + AppFlags.Key.verboseLogging {
                 let k = AnyKey(key)
@@ -94,7 +94,7 @@ public struct InfoPlistSettings: Sendable, Hashable {
         var flags: [String: FlagValue]
         var mamSettings: FlagDictionary?
 
-        init(from decoder: Decoder) throws {
+        init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: AnyKey.self)
             bundleId = try? c.decode(String.self, forKey: AnyKey("CFBundleIdentifier"))
             mamSettings = try? c.decode(FlagDictionary.self, forKey: AnyKey("IntuneMAMSettings"))

@@ -1,4 +1,4 @@
-import Crypto
+public import Crypto
 import Foundation
 
 /// Stable keyed pseudonyms for personal values (UPNs, emails, object ids) and keyed digests

@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// The rules of `RecordVisibility` applied to stored records and to text: for a caller without
 /// the `pii` scope (`enabled`), personal values become stable keyed pseudonyms (`user-…`,

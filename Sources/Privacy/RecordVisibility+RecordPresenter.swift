@@ -1,5 +1,5 @@
-import StoreCore
-import TelemetryModel
+public import StoreCore
+public import TelemetryModel
 
 /// The store applies a caller's visibility to the records a query returns and matches
 /// `contains` against that form, so a text filter cannot find what the caller is not shown.

@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// What one caller may see of stored data: the single rule behind every exit a caller reads
 /// (query answers, follow streams, incident views, stats group keys, every bundle member) and

@@ -1,5 +1,5 @@
 import CMalloc
-import Foundation
+public import Foundation
 
 /// How the daemon uses glibc's heap. Two things pull against each other: large buffers
 /// (inflated segments, request bodies, response chunks) should be reused from the heap

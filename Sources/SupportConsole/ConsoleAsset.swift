@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 
 /// One file of the browser support console as the daemon serves it: its bytes, the media
 /// type the browser needs to run it (modules load only as JavaScript), and a strong ETag so

@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 
 /// Chooses and installs the daemon's swift-log backend once at start-up.
 ///

@@ -1,5 +1,5 @@
 import Synchronization
-import TelemetryModel
+public import TelemetryModel
 
 /// Failed enrollment calls gathered for the journal: one entry per environment, app, status
 /// code and minute of arrival, carrying the number of calls and a few example devices, never

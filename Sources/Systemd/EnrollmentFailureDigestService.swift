@@ -1,5 +1,5 @@
-import ServiceLifecycle
-import TelemetryModel
+public import ServiceLifecycle
+public import TelemetryModel
 
 /// Sends the ``EnrollmentFailureDigest``'s entries to the journal mirror every few seconds,
 /// once their minute is over, and everything left at shutdown. Put it after the

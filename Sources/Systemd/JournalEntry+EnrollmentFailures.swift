@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 extension JournalEntry {
     /// The journal entry for the failed enrollment calls of one app, status code and minute

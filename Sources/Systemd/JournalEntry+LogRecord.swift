@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 extension JournalEntry {
     /// The `SYSLOG_IDENTIFIER` of everything the daemon writes, so `journalctl -t

@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// What the journal is shown of one mirrored record: its index keys and message as the
 /// journal's readers may see them (the caller applies the daemon's visibility rule; this

@@ -1,9 +1,9 @@
 import Foundation
-import Logging
-import Metrics
-import ServiceLifecycle
+public import Logging
+public import Metrics
+public import ServiceLifecycle
 import Synchronization
-import TelemetryModel
+public import TelemetryModel
 
 /// Mirrors accepted diagnostic log records into the systemd journal, off the ingest path
 /// (mirroring never blocks ingest; a slow journal is measured, not waited on).

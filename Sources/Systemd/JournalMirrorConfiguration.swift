@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// Whether the mirror may write personal data into the journal. The journal is outside the
 /// daemon's redaction and retention, and anyone in group `systemd-journal` or `adm` reads it,

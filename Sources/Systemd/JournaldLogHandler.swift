@@ -1,5 +1,5 @@
 import Glibc
-import Logging
+public import Logging
 
 /// A swift-log backend that writes the daemon's own log to the systemd journal through the
 /// native protocol, so every line carries structured fields instead of being a

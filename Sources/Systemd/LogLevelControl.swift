@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 import Synchronization
 
 /// The daemon's log level, changeable while it runs: `systemctl reload` with a new

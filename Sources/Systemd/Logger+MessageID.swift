@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 
 extension Logger.Metadata {
     /// The metadata key journald reads the message id from; the journald handler keeps it

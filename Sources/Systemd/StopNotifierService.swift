@@ -1,5 +1,5 @@
-import Logging
-import ServiceLifecycle
+public import Logging
+public import ServiceLifecycle
 
 /// Tells systemd `STOPPING=1` the moment shutdown begins. It is the last service of the
 /// daemon's group, so it is the first one asked to stop, before the HTTP server drains.

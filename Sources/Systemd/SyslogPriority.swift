@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 
 extension Logger.Level {
     /// The syslog priority journald files a swift-log level under, so `journalctl -p` and

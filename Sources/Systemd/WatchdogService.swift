@@ -1,5 +1,5 @@
-import Logging
-import ServiceLifecycle
+public import Logging
+public import ServiceLifecycle
 
 /// Pings systemd's watchdog only while the daemon is healthy, and keeps the unit's
 /// `STATUS=` line current.

@@ -67,7 +67,7 @@ public enum FlagValue: Sendable, Hashable, Decodable {
     case string(String)
     case other
 
-    public init(from decoder: Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let b = try? container.decode(Bool.self) {
             self = .bool(b)

@@ -6,6 +6,6 @@ struct FieldError: Error {
 }
 
 /// Reports a decoding failure as a short sentence a client developer can act on.
-func describe(_ error: Error) -> String {
+func describe(_ error: any Error) -> String {
     (error as? FieldError)?.message ?? "not valid JSON"
 }

@@ -1,17 +1,17 @@
 import Bundles
-import ClickHouseStore
-import ControlState
-import Foundation
-import Hummingbird
-import Logging
-import NIOCore
-import Privacy
-import ServiceLifecycle
-import StoreCore
+public import ClickHouseStore
+public import ControlState
+public import Foundation
+public import Hummingbird
+public import Logging
+public import NIOCore
+public import Privacy
+public import ServiceLifecycle
+public import StoreCore
 import SupportConsole
-import Systemd
-import TelemetryModel
-import TelemetryStore
+public import Systemd
+public import TelemetryModel
+public import TelemetryStore
 
 /// The long-lived parts of a running daemon, opened from the configuration. Kept apart
 /// from the HTTP application so the daemon's services (committer, journal mirror,

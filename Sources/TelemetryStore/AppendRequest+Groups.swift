@@ -2,7 +2,7 @@ import StoreCore
 import TelemetryModel
 
 /// How the group committer cuts a request: by environment, then one group per kind. Kept
-/// with the SQLite engine because `EnvironmentDatabase.Group` is its unit of work; the
+/// with the SQLite engine because `BatchCommitter.Group` is its unit of work; the
 /// request itself names no engine type.
 extension AppendRequest {
     /// The environments the request writes to: those with records, and the incident's.
@@ -21,9 +21,9 @@ extension AppendRequest {
 
     /// One environment's share, one group per kind, as the committer writes it in one
     /// transaction (`kinds(in:)` order).
-    func groups(for env: TelemetryEnvironment) -> [EnvironmentDatabase.Group] {
+    func groups(for env: TelemetryEnvironment) -> [BatchCommitter.Group] {
         kinds(in: env).map { kind in
-            EnvironmentDatabase.Group(
+            BatchCommitter.Group(
                 records: records[kind]?[env] ?? [], kind: kind, receivedAt: receivedAt,
                 incident: kind == Self.incidentKind && incident?.env == env ? incident : nil)
         }

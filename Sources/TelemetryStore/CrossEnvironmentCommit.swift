@@ -101,7 +101,7 @@ struct CrossEnvironmentCommit: Sendable {
                 var sightings = DeviceSightings()
                 try sightings.addBatches(db, sql: "SELECT receivedAt, keys FROM staged_batch WHERE stage = ?", arguments: [stage])
                 try sightings.apply(db)
-                var end = try EnvironmentDatabase.nextSeq(db)
+                var end = try BatchCommitter.nextSeq(db)
                 for row in rows {
                     end = max(end, row["firstSeq"] + row["count"] as Int64)
                     published.kinds.insert(row["kind"] as Int == 0 ? .event : .log)
@@ -118,7 +118,7 @@ struct CrossEnvironmentCommit: Sendable {
             }
             try db.execute(sql: "DELETE FROM staged_batch WHERE stage = ?", arguments: [stage])
         }
-        published.lastId = try EnvironmentDatabase.nextSeq(db) - 1
+        published.lastId = try BatchCommitter.nextSeq(db) - 1
         return published
     }
 }

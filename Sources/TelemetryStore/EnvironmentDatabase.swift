@@ -6,8 +6,9 @@ import TelemetryModel
 
 /// One environment's SQLite file (WAL mode, `synchronous=FULL`: a commit is on stable
 /// storage before it returns, and a torn tail of the WAL is discarded by SQLite's checksums
-/// on the next open). The group committer is its only writer; readers run concurrently on
-/// WAL snapshots, so queries never block ingest.
+/// on the next open). It opens the file and holds one type per job, all sharing the pool;
+/// new records are written only through `committer`, and readers run concurrently on WAL
+/// snapshots, so queries never block ingest.
 final class EnvironmentDatabase: Sendable {
     /// The database file in an environment's directory (WAL and shared memory beside it).
     static let fileName = "records.sqlite"
@@ -20,8 +21,8 @@ final class EnvironmentDatabase: Sendable {
     let resumeBlocks = ResumeBlocks()
     /// What reads of the batch table cost so far (rows and SQLite steps), for tests and stats.
     let reads = ReadCounter()
-    /// Device index rows this process wrote, so each (app, device) is written once an hour.
-    let deviceIndexCache = DeviceIndexCache()
+    /// Writing records: batches, dedup ids, rollups, incidents, device index rows.
+    let committer: BatchCommitter
     /// The files' size and giving deleted pages back.
     let space: DatabaseSpace
     /// The committed batches a ClickHouse forwarder ships from this database.
@@ -59,6 +60,7 @@ final class EnvironmentDatabase: Sendable {
         let path = directory.appendingPathComponent(Self.fileName).path
         try PrivateFiles.database(path)
         pool = try DatabasePool(path: path, configuration: config)
+        committer = BatchCommitter(pool: pool, configuration: configuration)
         space = DatabaseSpace(env: env, directory: directory, pool: pool)
         spool = EnvironmentSpool(env: env, pool: pool, space: space)
         retention = EnvironmentRetention(pool: pool, space: space)
@@ -68,17 +70,5 @@ final class EnvironmentDatabase: Sendable {
         reader = SQLiteRecordReader(env: env, pool: pool, resumeBlocks: resumeBlocks, reads: reads)
         try space.enableIncrementalVacuum(notice: maintenance)
         try StoreSchema.migrator.migrate(pool)
-    }
-
-    /// One group of records from one request, as the committer hands it over.
-    struct Group: Sendable {
-        var records: [DecodedRecord]
-        var kind: RecordKind
-        var receivedAt: Int64
-        var incident: Incident?
-        /// The group's batches encoded ahead by the request's task (nil: the committer encodes).
-        var prepared: PreparedGroup? = nil
-        /// The devices of the group's records, for the device index (nil: the writer finds them).
-        var sightings: DeviceSightings? = nil
     }
 }

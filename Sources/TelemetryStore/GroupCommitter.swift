@@ -18,7 +18,7 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
         var request: AppendRequest
         var environments: [TelemetryEnvironment]
         /// Each environment's groups, one per kind, with their batches prepared.
-        var groups: [TelemetryEnvironment: [EnvironmentDatabase.Group]]
+        var groups: [TelemetryEnvironment: [BatchCommitter.Group]]
         var continuation: CheckedContinuation<AppendOutcomes, any Error>
 
         var isCrossEnvironment: Bool { environments.count > 1 }
@@ -88,7 +88,7 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
         let count = request.recordCount
         // Encoding and compressing happen here, in the request's task and concurrently with
         // other requests, so the single writer only inserts and fsyncs.
-        var groups: [TelemetryEnvironment: [EnvironmentDatabase.Group]] = [:]
+        var groups: [TelemetryEnvironment: [BatchCommitter.Group]] = [:]
         for env in environments { groups[env] = try request.groups(for: env).map { try $0.prepared(configuration) } }
         return try await withCheckedThrowingContinuation { continuation in
             let queued = state.withLock { s -> Int? in
@@ -180,7 +180,7 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
                 return
             }
         }
-        var plan = EnvironmentDatabase.CommitPlan()
+        var plan = BatchCommitter.Plan()
         let visible = live.filter { !cycle.requests[$0].isCrossEnvironment }
         let staged = live.filter { cycle.requests[$0].isCrossEnvironment }
         plan.visible = visible.flatMap { cycle.requests[$0].groups[env] ?? [] }
@@ -206,7 +206,7 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
         let env = CrossEnvironmentCommit.deciding
         let live = cycle.live(in: env)
         guard !live.isEmpty else { return }
-        var plan = EnvironmentDatabase.CommitPlan()
+        var plan = BatchCommitter.Plan()
         plan.visible = live.flatMap { cycle.requests[$0].groups[env] ?? [] }
         let decides = live.contains { cycle.requests[$0].isCrossEnvironment }
         if decides {
@@ -253,12 +253,11 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
 
     /// One environment's transaction, with its metrics and the followers' notice.
     private func commit(
-        _ plan: EnvironmentDatabase.CommitPlan, env: TelemetryEnvironment, beforeCommit: @escaping @Sendable () throws -> Void = {}
-    ) async throws -> EnvironmentDatabase.CommitResult {
-        let db = databases[env]
+        _ plan: BatchCommitter.Plan, env: TelemetryEnvironment, beforeCommit: @escaping @Sendable () throws -> Void = {}
+    ) async throws -> BatchCommitter.Committed {
         let start = clock.monotonicNow()
         let faults = self.faults
-        let result = try await db.commit(
+        let result = try await databases[env].committer.commit(
             plan, nowMs: clock.nowMilliseconds(), betweenKinds: { try faults.reached(.betweenKinds) }, beforeCommit: beforeCommit)
         commitLatency.record(duration: clock.monotonicNow() - start)
         batchesCommitted.increment(by: result.batches)

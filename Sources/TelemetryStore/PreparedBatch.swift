@@ -79,7 +79,7 @@ struct PreparedGroup: Sendable {
     var rollups: EventRollupDelta?
 }
 
-extension EnvironmentDatabase.Group {
+extension BatchCommitter.Group {
     /// The group with its batches encoded ahead, when it is large enough to fill batches
     /// of its own (`StoreConfiguration.minPreparedRecords`); smaller groups are left to the
     /// committer, which packs consecutive ones of a kind into shared batches so that many

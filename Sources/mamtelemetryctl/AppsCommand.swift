@@ -2,6 +2,7 @@ import ArgumentParser
 import ClientOptions
 import Foundation
 import InfoPlist
+import NIOHTTP1
 import TelemetryModel
 
 /// `mamtelemetryctl apps import|list|remove`: the daemon's app registry.

@@ -3,6 +3,8 @@ import ArgumentParser
 import AsyncHTTPClient
 import ClientOptions
 import Foundation
+import NIOCore
+import NIOHTTP1
 import TelemetryModel
 
 /// `mamtelemetryctl bundle --incident MAM-… [-o FILE]` and `mamtelemetryctl bundle verify FILE`:

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ClientOptions
 import Foundation
+import NIOHTTP1
 import TelemetryModel
 
 /// `mamtelemetryctl events`: telemetry events as a table, the daemon's JSON page, or NDJSON.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ClientOptions
 import Foundation
+import NIOHTTP1
 
 /// `mamtelemetryctl incidents [--since -1d] [--app …] [--device …]`: which diagnostic uploads
 /// came in, newest first — the answer to "which incidents came in today?".

@@ -2,6 +2,8 @@ import ArgumentParser
 import AsyncHTTPClient
 import ClientOptions
 import Foundation
+import NIOCore
+import NIOHTTP1
 import TelemetryModel
 
 /// `mamtelemetryctl logs [--incident ID] [--around TIME] [-f [-n N]]`: diagnostic logs, a page

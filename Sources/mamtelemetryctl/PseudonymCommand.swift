@@ -1,6 +1,7 @@
 import ArgumentParser
 import ClientOptions
 import Foundation
+import NIOHTTP1
 
 /// `mamtelemetryctl pseudonym <upn>`: the `user-…` pseudonym of a user, as queries and
 /// bundles show it and the journal carries it (`MAM_IDENTITY_HASH`), so a support engineer

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ClientOptions
 import Foundation
+import NIOHTTP1
 import TelemetryModel
 
 /// `mamtelemetryctl stats enrollment|launches|actions|drops`: the daemon's `/v1/stats/*`

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ClientOptions
 import Foundation
+import NIOHTTP1
 import TelemetryModel
 
 /// `mamtelemetryctl status-codes [CODE|NAME]`: what an enrollment status code means and what

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ClientOptions
 import Foundation
+import NIOHTTP1
 import TelemetryModel
 
 /// `mamtelemetryctl tokens create|list|revoke`: the daemon's bearer tokens. The

@@ -44,14 +44,14 @@ import Testing
     @Test func smallGroupsArePackedAndAPreparedGroupKeepsItsPlace() async throws {
         let f = try StoreFixture(configuration: StoreConfiguration(minPreparedRecords: 50))
         let configuration = f.store.databases[.prod].configuration
-        func group(_ ids: Range<Int>) throws -> EnvironmentDatabase.Group {
-            try EnvironmentDatabase.Group(records: Self.events(ids), kind: .event, receivedAt: 7).prepared(configuration)
+        func group(_ ids: Range<Int>) throws -> BatchCommitter.Group {
+            try BatchCommitter.Group(records: Self.events(ids), kind: .event, receivedAt: 7).prepared(configuration)
         }
         let groups = [try group(0..<5), try group(5..<10), try group(10..<110), try group(110..<115)]
         #expect(groups.map { $0.prepared != nil } == [false, false, true, false])
-        var plan = EnvironmentDatabase.CommitPlan()
+        var plan = BatchCommitter.Plan()
         plan.visible = groups
-        let result = try await f.store.databases[.prod].commit(plan, nowMs: 0)
+        let result = try await f.store.databases[.prod].committer.commit(plan, nowMs: 0)
         #expect(result.visible.map(\.stored) == [5, 5, 100, 5])
         #expect(result.visible[2].ids == Array(11...110))
         let stored = try await Self.batches(f)

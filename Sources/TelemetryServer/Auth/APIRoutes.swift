@@ -1,5 +1,5 @@
 import ControlState
-import HTTPTypes
+public import HTTPTypes
 import Hummingbird
 import Logging
 import Synchronization

@@ -1,4 +1,4 @@
-import ControlState
+public import ControlState
 
 /// What a caller needs to reach a route, declared where the route is registered (see
 /// `APIRoutes`). There is no default: a route without a declared access cannot be added.

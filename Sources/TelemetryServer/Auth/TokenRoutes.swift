@@ -1,6 +1,7 @@
 import ControlState
 import Foundation
 import Hummingbird
+import NIOFoundationCompat
 import TelemetryModel
 
 /// `POST /v1/tokens`, `GET /v1/tokens`, `DELETE /v1/tokens/{id}` (admin scope), behind

@@ -79,7 +79,7 @@ struct ConfigurationKey: Sendable {
 extension ConfigurationKey {
     /// A whole number in `range`, stored in any integer field.
     static func integer<V: BinaryInteger & Sendable>(
-        _ name: String, _ group: Group, _ onReload: OnReload, _ path: WritableKeyPath<ServerConfiguration, V> & Sendable,
+        _ name: String, _ group: Group, _ onReload: OnReload, _ path: any WritableKeyPath<ServerConfiguration, V> & Sendable,
         _ range: ClosedRange<Int>, expected: String? = nil, placeholder: String = "N", help: String
     ) -> ConfigurationKey {
         let expected = expected ?? "a value in \(range)"
@@ -99,7 +99,7 @@ extension ConfigurationKey {
     }
 
     static func bool(
-        _ name: String, _ group: Group, _ onReload: OnReload, _ path: WritableKeyPath<ServerConfiguration, Bool> & Sendable,
+        _ name: String, _ group: Group, _ onReload: OnReload, _ path: any WritableKeyPath<ServerConfiguration, Bool> & Sendable,
         help: String
     ) -> ConfigurationKey {
         ConfigurationKey(
@@ -112,7 +112,7 @@ extension ConfigurationKey {
 
     /// One word of `words`, parsed into the field's type when it is given.
     static func choice<V: Sendable>(
-        _ name: String, _ group: Group, _ onReload: OnReload, _ path: WritableKeyPath<ServerConfiguration, V> & Sendable,
+        _ name: String, _ group: Group, _ onReload: OnReload, _ path: any WritableKeyPath<ServerConfiguration, V> & Sendable,
         words: [String], expected: String, placeholder: String, help: String,
         parse: @escaping @Sendable (String) -> V?, text: @escaping @Sendable (V) -> String
     ) -> ConfigurationKey {
@@ -130,7 +130,7 @@ extension ConfigurationKey {
 
     /// Days kept, fractions allowed (0.25 is six hours), stored in seconds; 0 = no limit.
     static func days(
-        _ name: String, _ path: WritableKeyPath<ServerConfiguration, Int64?> & Sendable, help: String
+        _ name: String, _ path: any WritableKeyPath<ServerConfiguration, Int64?> & Sendable, help: String
     ) -> ConfigurationKey {
         let days = Double(ServerConfiguration()[keyPath: path] ?? 0) / 86_400
         return ConfigurationKey(
@@ -150,7 +150,7 @@ extension ConfigurationKey {
 
     /// A size in bytes where 0 means no limit.
     static func bytesOrOff(
-        _ name: String, _ path: WritableKeyPath<ServerConfiguration, Int64?> & Sendable, help: String
+        _ name: String, _ path: any WritableKeyPath<ServerConfiguration, Int64?> & Sendable, help: String
     ) -> ConfigurationKey {
         ConfigurationKey(
             name: name, group: .retention, onReload: .applied, placeholder: "N", accepts: "0 or more (0 = no limit)",
@@ -166,7 +166,7 @@ extension ConfigurationKey {
 
     /// A list of app ids.
     static func list(
-        _ name: String, _ path: WritableKeyPath<ServerConfiguration, [String]> & Sendable, help: String
+        _ name: String, _ path: any WritableKeyPath<ServerConfiguration, [String]> & Sendable, help: String
     ) -> ConfigurationKey {
         ConfigurationKey(
             name: name, group: .apps, onReload: .applied, placeholder: "APP,...",

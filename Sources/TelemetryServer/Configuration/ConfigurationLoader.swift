@@ -1,5 +1,5 @@
 import Configuration
-import Foundation
+public import Foundation
 import SystemPackage
 
 /// Reads the configuration from, highest priority first: command-line flags

@@ -1,7 +1,11 @@
+import Compression
+import Configuration
 import Foundation
 import Logging
+import StoreCore
 import Systemd
 import TelemetryModel
+import TelemetryStore
 
 /// Every configuration key the daemon reads, once, in the order the loader reads them.
 /// Add a key here and it is read, range-checked, compared on reload, accepted as a flag,
@@ -132,10 +136,10 @@ extension ConfigurationKey {
 
     /// One environment's age and size limits.
     private static func retention(
-        _ env: TelemetryEnvironment, _ events: WritableKeyPath<ServerConfiguration, Int64?> & Sendable,
-        _ logs: WritableKeyPath<ServerConfiguration, Int64?> & Sendable,
-        _ verboseLogs: WritableKeyPath<ServerConfiguration, Int64?> & Sendable,
-        _ maxBytes: WritableKeyPath<ServerConfiguration, Int64?> & Sendable
+        _ env: TelemetryEnvironment, _ events: any WritableKeyPath<ServerConfiguration, Int64?> & Sendable,
+        _ logs: any WritableKeyPath<ServerConfiguration, Int64?> & Sendable,
+        _ verboseLogs: any WritableKeyPath<ServerConfiguration, Int64?> & Sendable,
+        _ maxBytes: any WritableKeyPath<ServerConfiguration, Int64?> & Sendable
     ) -> [ConfigurationKey] {
         let prefix = "retention.\(env.rawValue)"
         return [

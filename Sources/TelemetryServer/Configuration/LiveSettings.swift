@@ -1,4 +1,4 @@
-import StoreCore
+public import StoreCore
 import Synchronization
 
 /// The settings a running daemon takes on `systemctl reload` (SIGHUP) without a restart.

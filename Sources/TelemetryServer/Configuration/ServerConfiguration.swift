@@ -1,9 +1,9 @@
-import Compression
-import Foundation
-import StoreCore
-import Systemd
-import TelemetryModel
-import TelemetryStore
+public import Compression
+public import Foundation
+public import StoreCore
+public import Systemd
+public import TelemetryModel
+public import TelemetryStore
 
 /// Everything the daemon can be told, with the defaults a fresh install runs with. Every
 /// field has a command-line flag, an environment variable (`MAMTELEMETRY_` + the key in

@@ -1,5 +1,5 @@
-import ClickHouseStore
-import Foundation
+public import ClickHouseStore
+public import Foundation
 
 /// Which backend keeps the records. `sqlite` (the default) needs nothing else; `clickhouse`
 /// keeps the embedded store as a spool and forwards its committed batches to ClickHouse.

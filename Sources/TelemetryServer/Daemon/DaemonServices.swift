@@ -2,8 +2,10 @@ import ClickHouseStore
 import Logging
 import Privacy
 import ServiceLifecycle
+import StoreCore
 import Systemd
 import TelemetryStore
+import UnixSignals
 
 extension Daemon {
     /// What the daemon adds to the router the tests build: the journal mirror, failed

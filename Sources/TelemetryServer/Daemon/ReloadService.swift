@@ -1,6 +1,8 @@
+import ControlState
 import Foundation
 import Logging
 import ServiceLifecycle
+import StoreCore
 import Synchronization
 import Systemd
 import TelemetryStore

@@ -1,4 +1,4 @@
-import TelemetryModel
+public import TelemetryModel
 
 /// Where accepted diagnostic log records are mirrored after they are durable (the systemd
 /// journal in the daemon). A protocol so the ingest pipeline does not depend on journald

@@ -1,5 +1,5 @@
-import Metrics
-import Prometheus
+public import Metrics
+public import Prometheus
 import TelemetryModel
 
 /// The daemon's metrics backend: one Prometheus registry, which `/metrics` renders, and the

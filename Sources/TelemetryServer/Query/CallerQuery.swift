@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Privacy
 
 /// A request's query parameters as its caller may use them: the one place they are read.

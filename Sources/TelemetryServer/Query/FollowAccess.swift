@@ -1,4 +1,5 @@
 import ControlState
+import HTTPTypes
 
 /// What a `follow=true` stream was allowed when it opened, checked again whenever it wakes:
 /// the token must still exist, not be revoked and still hold the scope the route needs, and

@@ -1,6 +1,7 @@
 import ControlState
 import Foundation
 import Hummingbird
+import NIOFoundationCompat
 import TelemetryModel
 
 /// The app registry over HTTP (`mamtelemetryctl apps ...`): `GET /v1/apps`,

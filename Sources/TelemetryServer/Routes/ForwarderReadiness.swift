@@ -1,4 +1,5 @@
 import ClickHouseStore
+import StoreCore
 import TelemetryModel
 
 /// The `clickhouse` entry of `/readyz`. Not required: while ClickHouse is down the collector

@@ -1,3 +1,4 @@
+import ControlState
 import Foundation
 import Hummingbird
 import Privacy

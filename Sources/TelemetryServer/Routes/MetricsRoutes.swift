@@ -1,3 +1,4 @@
+import ControlState
 import HTTPTypes
 import Hummingbird
 import Prometheus

@@ -1,4 +1,5 @@
 import Bundles
+import ControlState
 import Hummingbird
 import Privacy
 

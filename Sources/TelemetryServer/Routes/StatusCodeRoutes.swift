@@ -1,3 +1,4 @@
+import ControlState
 import Hummingbird
 import TelemetryModel
 

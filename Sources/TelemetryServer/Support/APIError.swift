@@ -1,7 +1,7 @@
 import Foundation
-import HTTPTypes
-import Hummingbird
-import TelemetryModel
+public import HTTPTypes
+public import Hummingbird
+public import TelemetryModel
 
 /// An API refusal in the one error shape every route answers with: `{"error": {"code": "...", "message": "..."}}`,
 /// with extra members (e.g. the rejected lines) and headers such as `Retry-After`.

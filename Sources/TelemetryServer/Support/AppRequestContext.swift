@@ -1,5 +1,5 @@
-import ControlState
-import Hummingbird
+public import ControlState
+public import Hummingbird
 import NIOCore
 
 /// The per-request context. It carries the caller's authenticated principal once the

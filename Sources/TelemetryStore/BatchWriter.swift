@@ -3,82 +3,10 @@ import GRDB
 import StoreCore
 import TelemetryModel
 
-extension EnvironmentDatabase {
-    /// What one transaction of this environment writes. `visible` groups can be read as
-    /// soon as it commits; `staged` groups are the parts of cross-environment requests,
-    /// held back until the last environment decides them (see CrossEnvironmentCommit).
-    struct CommitPlan: Sendable {
-        var visible: [Group] = []
-        var staged: [Group] = []
-        /// The stage id `staged` is kept under.
-        var stage: String?
-        /// The stage this transaction decides: its `stage_decision` row commits with it,
-        /// which is the commit point of every cross-environment request of that stage.
-        var decides: String?
-        /// No stage waits on an earlier decision any more, so the old rows may go.
-        var forgetEarlierDecisions = false
-    }
-
-    struct CommitResult: Sendable {
-        var visible: [AppendOutcome]
-        var staged: [AppendOutcome]
-        /// The newest visible id after the commit; staged records are not visible yet.
-        var lastId: Int64
-        var kinds: Set<RecordKind>
-        var rawBytes: Int
-        var storedBytes: Int
-        var batches: Int
-    }
-
-    /// Writes a plan in one transaction: dedup, insert the prepared batches (encoding only what
-    /// was not prepared), commit+fsync.
-    /// `betweenKinds` runs when a transaction writing both kinds has written the first, and
-    /// `beforeCommit` after every row is written (test seams: what they throw rolls the
-    /// transaction back).
-    func commit(
-        _ plan: CommitPlan, nowMs: Int64, betweenKinds: @escaping @Sendable () throws -> Void = {},
-        beforeCommit: @escaping @Sendable () throws -> Void = {}
-    ) async throws -> CommitResult {
-        let configuration = self.configuration
-        let cache = deviceIndexCache
-        let (result, indexed) = try await pool.write { db in
-            var writer = try BatchWriter(configuration: configuration, db: db, betweenKinds: betweenKinds)
-            let firstSeq = try Self.nextSeq(db)
-            let visible = try writer.write(plan.visible, staged: nil, from: firstSeq)
-            try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'nextSeq'", arguments: [visible.nextSeq])
-            // Staged records take the ids after every visible one, and nextSeq stays below
-            // them until they are published: no other commit of this environment runs in
-            // between, so ids stay in commit order for followers and cursors.
-            var staged: [AppendOutcome] = []
-            if !plan.staged.isEmpty, let stage = plan.stage {
-                staged = try writer.write(plan.staged, staged: stage, from: visible.nextSeq).outcomes
-            }
-            if let decided = plan.decides {
-                if plan.forgetEarlierDecisions { try db.execute(sql: "DELETE FROM stage_decision") }
-                try db.execute(sql: "INSERT INTO stage_decision(stage, decidedAt) VALUES (?, ?)", arguments: [decided, nowMs])
-            }
-            // Staged records are indexed when they are published (CrossEnvironmentCommit).
-            let indexed = visible.sightings.unknown(to: cache)
-            try indexed.apply(db)
-            try beforeCommit()
-            let result = CommitResult(
-                visible: visible.outcomes, staged: staged, lastId: visible.nextSeq - 1, kinds: visible.kinds,
-                rawBytes: writer.rawBytes, storedBytes: writer.storedBytes, batches: writer.batches)
-            return (result, indexed)
-        }
-        cache.remember(indexed)
-        return result
-    }
-
-    static func nextSeq(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'nextSeq'") ?? 1
-    }
-}
-
 /// Turns groups of records into stored batches inside one transaction: drops retries of
 /// stored records, numbers the survivors, inserts their batches (prepared by the requests,
-/// or cut and compressed here for the rest), and
-/// creates the groups' incidents with the counts of what was actually stored.
+/// or cut and compressed here for the rest), and creates the groups' incidents with the
+/// counts of what was actually stored.
 struct BatchWriter {
     let configuration: StoreConfiguration
     let db: Database
@@ -110,7 +38,7 @@ struct BatchWriter {
     /// `firstSeq`. Records of one kind keep arrival order across groups. A group whose
     /// records all survive dedupe stores the batches its request prepared; the survivors of
     /// the others (retries, and groups too small to prepare) are packed and encoded here.
-    mutating func write(_ groups: [EnvironmentDatabase.Group], staged: String?, from firstSeq: Int64) throws -> Written {
+    mutating func write(_ groups: [BatchCommitter.Group], staged: String?, from firstSeq: Int64) throws -> Written {
         var outcomes = [AppendOutcome](repeating: AppendOutcome(stored: 0, duplicates: 0, ids: []), count: groups.count)
         var times = [(min: Int64, max: Int64)?](repeating: nil, count: groups.count)
         var nextSeq = firstSeq
@@ -201,7 +129,7 @@ struct BatchWriter {
     /// order, noting duplicates in the outcomes. A record's identity is (kind, app, eventId)
     /// and, for a diagnostic upload's records, its incident: the upload keeps its own copy.
     private func survivors(
-        of kind: RecordKind, in groups: [EnvironmentDatabase.Group], outcomes: inout [AppendOutcome], nextSeq: Int64
+        of kind: RecordKind, in groups: [BatchCommitter.Group], outcomes: inout [AppendOutcome], nextSeq: Int64
     ) throws -> [Survivors] {
         var result: [Survivors] = []
         var seq = nextSeq
@@ -270,9 +198,4 @@ struct BatchWriter {
                 i.recordCount, i.firstTime, i.lastTime,
             ])
     }
-}
-
-extension RecordKind {
-    /// The `kind` column of `batch` and `event_id`: 0 events, 1 logs.
-    var storedCode: Int { self == .event ? 0 : 1 }
 }

@@ -21,6 +21,9 @@ public final class ControlDatabase: Sendable {
         try PrivateFiles.directory(directory, narrowing: false)
         var config = Configuration()
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        // As the record stores: another opener holding a lock for a moment (a predecessor
+        // still closing) is waited for, not a failed start.
+        config.busyMode = .timeout(10)
         let path = file(in: directory).path
         try PrivateFiles.database(path)
         let pool = try DatabasePool(path: path, configuration: config)

@@ -48,6 +48,10 @@ final class EnvironmentDatabase: Sendable {
         try PrivateFiles.directory(directory)
         var config = Configuration()
         config.label = "store-\(env.rawValue)"
+        // Another opener of the same file (a predecessor still closing, `--store-layout`
+        // beside the service) can hold a lock for a moment while this one opens or recovers
+        // the WAL: wait for it rather than fail the start on SQLITE_BUSY.
+        config.busyMode = .timeout(10)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA journal_size_limit = 67108864")

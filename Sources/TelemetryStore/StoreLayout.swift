@@ -95,6 +95,8 @@ public struct StoreLayout: Sendable, Codable, Equatable {
             guard FileManager.default.fileExists(atPath: path) else { continue }
             var configuration = Configuration()
             configuration.readonly = true
+            // Beside the running service: a checkpoint holding a lock for a moment is waited for.
+            configuration.busyMode = .timeout(10)
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             defer { try? queue.close() }
             environments.append(try queue.read { try environment(env, directory: directory, db: $0) })

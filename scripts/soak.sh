@@ -231,5 +231,5 @@ BENCHMARKS_ARGS=()
 [ "$UPDATE" = 1 ] && BENCHMARKS_ARGS=(--benchmarks "$ROOT/BENCHMARKS.md")
 python3 "$ROOT/scripts/soak-report.py" --out "$OUT" --cap "$CAP" --rate "$RATE" --minutes "$MINUTES" --short "$SHORT" \
   --stored "$STORED" --retained "$RETAINED" --accepted "$ACCEPTED" --errors "$ERRORS" \
-  --command "scripts/soak.sh$([ "$SHORT" = 1 ] && echo ' --short') --minutes $MINUTES" \
+  --command "scripts/soak.sh$([ "$SHORT" = 1 ] && echo ' --short') --minutes $MINUTES$([ "$RATE_MEASURED" = 0 ] && echo " --rate $RATE")" \
   --rate-measured "$RATE_MEASURED" --note "${SOAK_NOTE:-}" "${BENCHMARKS_ARGS[@]}"

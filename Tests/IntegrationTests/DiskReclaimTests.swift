@@ -27,15 +27,6 @@ import Testing
     static let refusingLine = "storage high-water: refusing ingest until space returns"
     static let resumedLine = "storage back above high-water: ingest accepted again"
 
-    /// Allocates `bytes` to a new file in one call, as another program filling the disk would.
-    static func reserve(_ url: URL, bytes: Int) throws {
-        let fd = open(url.path, O_CREAT | O_WRONLY, 0o600)
-        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        defer { close(fd) }
-        let result = posix_fallocate(fd, 0, off_t(bytes))
-        guard result == 0 else { throw POSIXError(.init(rawValue: result) ?? .EIO) }
-    }
-
     static func fileSize(_ url: URL) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.intValue ?? 0
     }
@@ -45,11 +36,8 @@ import Testing
         let disk = try SmallDisk(megabytes: 64)
         defer { disk.unmount() }
         let mountPoint = disk.mountPoint
-        // High-water at 16 MiB free, keep-free floor at 24 MiB. No compaction: a merge that
-        // finishes after the ballast below gives pages back (incremental vacuum) and can lift
-        // the free space over the mark before the guard looks; on a loaded machine the fill
-        // loop is slow enough for that to happen (a CI check on 2026-11-27 never saw a 507).
-        // Reclaiming by retention is what this test is about.
+        // High-water at 16 MiB free, keep-free floor at 24 MiB. No compaction, so every page
+        // given back to the filesystem is retention's doing: that is this test's subject.
         let d = try DaemonProcess(
             dataDirectory: mountPoint.appendingPathComponent("data"),
             extraArguments: [
@@ -73,8 +61,7 @@ import Testing
 
         // Something else on the disk takes all but 10 MiB at once (fallocate: no guard check
         // can fall halfway through a slow write): below the 16 MiB mark.
-        let ballast = mountPoint.appendingPathComponent("ballast")
-        try Self.reserve(ballast, bytes: disk.freeBytes - 10 * Self.mib)
+        let ballast = try disk.fill(leaving: 10 * Self.mib)
 
         // The refusal lasts from the guard's first check below the mark until its first check
         // after retention made room: under a second on this store, and shorter than any fixed

@@ -26,8 +26,7 @@ import Testing
             let body = (0..<3000).map { i in
                 #"{"name":"AppLaunch","appId":"com.contoso.full","deviceId":"d\#(i)","eventId":"e\#(i)","data":{"note":"\#(noise())"}}"#
             }.joined(separator: "\n")
-            let ballast = disk.mountPoint.appendingPathComponent("ballast")
-            try Data(count: max(0, disk.freeBytes - 8192)).write(to: ballast)
+            let ballast = try disk.fill(leaving: 8192)
 
             let answer = try await h.post("/v1/telemetry", body)
             #expect(answer.status == .serviceUnavailable, "\(answer.body)")

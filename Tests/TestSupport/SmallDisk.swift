@@ -23,6 +23,26 @@ public struct SmallDisk: Sendable {
         return Int(fs.f_bavail) * Int(fs.f_frsize)
     }
 
+    /// Takes all but `leaving` bytes of the disk in one new file, as another program filling
+    /// it would: one `posix_fallocate`, so no check of the daemon sees it half written. The
+    /// daemon under test may write between reading the free space and allocating (a WAL page,
+    /// a checkpoint); an allocation that no longer fits is tried again, from an empty file,
+    /// with what is free then.
+    @discardableResult
+    public func fill(leaving: Int, name: String = "ballast") throws -> URL {
+        let url = mountPoint.appendingPathComponent(name)
+        let fd = open(url.path, O_CREAT | O_WRONLY, 0o600)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(fd) }
+        var result = ENOSPC
+        for _ in 0..<50 where result == ENOSPC {
+            _ = ftruncate(fd, 0)
+            result = posix_fallocate(fd, 0, off_t(max(1, freeBytes - leaving)))
+        }
+        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
+        return url
+    }
+
     public func unmount() {
         _ = Self.run("/bin/umount", ["-l", mountPoint.path])
         try? FileManager.default.removeItem(at: mountPoint)

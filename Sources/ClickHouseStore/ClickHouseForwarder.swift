@@ -267,6 +267,17 @@ public final class ClickHouseForwarder: Service, Sendable {
         try await inserts.insert(
             into: "records", database: database, columns: ClickHouseRows.recordColumns, format: "TabSeparated", rows: body.bytes,
             settings: insertSettings)
+        // After the rows: an `event_ids` row then always names a record ClickHouse holds,
+        // so another collector answers `duplicate` only for what is there to read. A failure
+        // here fails the insert, which is sent again whole (both tables fold re-sent rows).
+        let eventIDCount = batches.reduce(0) { $0 + $1.eventIDs.count }
+        if eventIDCount > 0 {
+            var ids = TabSeparatedWriter(capacity: eventIDCount * 96)
+            for batch in batches { ClickHouseRows.eventIDs(batch, collector: collector, into: &ids) }
+            try await inserts.insert(
+                into: "event_ids", database: database, columns: ClickHouseRows.eventIDColumns, format: "TabSeparated",
+                rows: ids.bytes, settings: insertSettings)
+        }
         metrics.insertDuration.recordNanoseconds(Int64(clock.monotonicNow().seconds(since: started) * 1e9))
         try faults.reached(.afterClickHouseInsert)
     }

@@ -23,6 +23,9 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
         public var followPoll: Duration = .milliseconds(250)
         /// How old ClickHouse's part sizes in ``sizes()`` may be before a read measures again.
         public var sizesMaxAge: Duration = .seconds(30)
+        /// How long ingest waits for ClickHouse to say whether a request repeats records
+        /// another collector stored (``ClickHouseRetryCheck``) before storing it as new.
+        public var retryCheckDeadline: Duration = .milliseconds(500)
         public init() {}
     }
 
@@ -32,6 +35,7 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
     let reader: ClickHouseRecordReader
     let watermark: FollowWatermark
     let diskUsage: ClickHouseDiskUsage
+    let retryCheck: ClickHouseRetryCheck
 
     /// `spool` takes every write and is what the forwarder drains; `clock` and `sleep` time the
     /// fence and the follow poller (tests pass their own); `metrics` counts fence timeouts.
@@ -50,14 +54,24 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
         watermark = FollowWatermark(
             client: client, database: database, clock: clock, lag: tuning.followLag, interval: tuning.followPoll, sleep: sleep)
         diskUsage = ClickHouseDiskUsage(client: client, clock: clock, maxAge: tuning.sizesMaxAge)
+        retryCheck = ClickHouseRetryCheck(
+            client: client, database: database, deadline: tuning.retryCheckDeadline,
+            skipped: Counter(label: MetricName.clickHouseRetryCheckSkipped.rawValue, factory: metrics))
     }
 
     func database(_ env: TelemetryEnvironment) -> String {
         ClickHouseMigrator.database(client.configuration.database, env: env)
     }
 
+    /// Into the spool, as on the embedded backend, less the records ClickHouse already holds
+    /// from another collector (a client's retry through a load balancer), which are answered
+    /// `duplicate` (see ``ClickHouseRetryCheck``).
     public func append(_ request: AppendRequest) async throws -> AppendOutcomes {
-        try await spool.append(request)
+        let known = await retryCheck.storedElsewhere(request)
+        guard !known.isEmpty else { return try await spool.append(request) }
+        let rest = request.removing(known)
+        let outcomes = rest.records.isEmpty ? AppendOutcomes() : try await spool.append(rest)
+        return outcomes.restoring(known, in: request)
     }
 
     public func query(_ query: RecordQuery) async throws -> RecordPage {

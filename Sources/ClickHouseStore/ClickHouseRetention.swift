@@ -82,7 +82,8 @@ public struct ClickHouseRetention: RetentionStore {
         let listing = try await client.execute(
             """
             SELECT table, partition_id, sum(rows) FROM system.parts
-            WHERE active AND database = \(schema.database) AND table IN (\(schema.recordsStorage), \(schema.incidentsStorage))
+            WHERE active AND database = \(schema.database)
+              AND table IN (\(schema.recordsStorage), \(schema.incidentsStorage), \(schema.eventIDsStorage))
             GROUP BY table, partition_id FORMAT TSV
             """, on: endpoint)
         var result = RetentionResult()
@@ -98,6 +99,13 @@ public struct ClickHouseRetention: RetentionStore {
                     ALTER TABLE \(identifier: schema.database).\(identifier: schema.recordsStorage)
                     DROP PARTITION (\(fragment: partition.retentionClass.clickHouseName), \(literal: partition.day))
                     """
+            } else if fields[0] == schema.eventIDsStorage {
+                // Retry-recognition ids, not records: not counted in the result.
+                guard let day = Int64(fields[1]), day < cutoffs.eventIDs else { continue }
+                _ = try await client.execute(
+                    "ALTER TABLE \(identifier: schema.database).\(identifier: schema.eventIDsStorage) DROP PARTITION \(literal: day)",
+                    on: endpoint)
+                continue
             } else {
                 guard let month = Int64(fields[1]), let cutoff = cutoffs.incidentsMonth, month < cutoff else { continue }
                 drop = "ALTER TABLE \(identifier: schema.database).\(identifier: schema.incidentsStorage) DROP PARTITION \(literal: month)"
@@ -109,10 +117,11 @@ public struct ClickHouseRetention: RetentionStore {
         return result
     }
 
-    /// The first day (`YYYYMMDD`) each class keeps, and the first month (`YYYYMM`) of
-    /// incidents, computed by the server so they use the time zone its partition keys use.
+    /// The first day (`YYYYMMDD`) each class keeps, the first month (`YYYYMM`) of incidents
+    /// and the first day of retry-recognition ids (``SpoolRetryWindow``), computed by the
+    /// server so they use the time zone its partition keys use.
     func cutoffDays(_ limits: RetentionPolicy.Limits, nowMs: Int64, on endpoint: URL) async throws
-        -> (records: [RetentionClass: Int64], incidentsMonth: Int64?)
+        -> (records: [RetentionClass: Int64], incidentsMonth: Int64?, eventIDs: Int64)
     {
         let verbose = [limits.verboseLogsMaxAge, limits.logsMaxAge].compactMap { $0 }.min()
         let ages: [(RetentionClass?, Int64?)] = [
@@ -123,18 +132,19 @@ public struct ClickHouseRetention: RetentionStore {
         let answer = try await client.execute(
             """
             SELECT toYYYYMMDD(toDateTime(\(seconds[0]))), toYYYYMMDD(toDateTime(\(seconds[1]))),
-                   toYYYYMMDD(toDateTime(\(seconds[2]))), toYYYYMM(toDateTime(\(seconds[3]))) FORMAT TSV
+                   toYYYYMMDD(toDateTime(\(seconds[2]))), toYYYYMM(toDateTime(\(seconds[3]))),
+                   toYYYYMMDD(toDateTime(\(max(0, nowMs / 1000 - SpoolRetryWindow.seconds)))) FORMAT TSV
             """, on: endpoint)
         let values = String(decoding: answer, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             .split(separator: "\t").compactMap { Int64($0) }
-        guard values.count == 4 else {
+        guard values.count == 5 else {
             throw ClickHouseError.badResponse(endpoint: endpoint.absoluteString, detail: "retention cut-offs: \(values)")
         }
         var records: [RetentionClass: Int64] = [:]
         for (index, (retentionClass, age)) in ages.enumerated() {
             if let retentionClass, age != nil { records[retentionClass] = values[index] }
         }
-        return (records, ages[3].1 == nil ? nil : values[3])
+        return (records, ages[3].1 == nil ? nil : values[3], values[4])
     }
 }
 

@@ -41,6 +41,24 @@ enum ClickHouseRows {
         }
     }
 
+    /// The `event_ids` columns ``eventIDs(_:collector:into:)`` fills, in order.
+    static let eventIDColumns = ["kind", "app", "eventId", "id", "collector", "receivedAt"]
+
+    /// One `event_ids` row per record of the batch that carries an `eventId`, naming the
+    /// `records` row it went to; as deterministic as the records' rows, so re-sent rows fold.
+    static func eventIDs(_ batch: SpoolBatch, collector: CollectorID, into w: inout TabSeparatedWriter) {
+        let kind: StaticString = batch.kind == .event ? "event" : "log"
+        for e in batch.eventIDs where e.index >= 0 && e.index < batch.keys.count {
+            w.plain(kind)
+            w.string(e.appId)
+            w.string(e.eventId)
+            w.int(RecordID(receivedAtMs: batch.receivedAt, collector: collector, sequence: batch.firstSeq &+ Int64(e.index)).rawValue)
+            w.int(Int64(collector.rawValue))
+            w.int(batch.receivedAt)
+            w.endRow()
+        }
+    }
+
     /// Per record, unlike the embedded store's per-batch class: a verbose record expires on
     /// the verbose schedule even when it shares a batch with other levels.
     static func retentionClass(_ kind: RecordKind, _ level: LogLevel?) -> StaticString {

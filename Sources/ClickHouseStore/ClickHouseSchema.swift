@@ -10,6 +10,8 @@
 /// - `records`: what to query, always. Without a cluster it is the `ReplacingMergeTree`
 ///   itself; with one it is a `Distributed` table over `records_local` on every shard.
 /// - `incidents`: the same arrangement over `incidents_local`.
+/// - `event_ids`: the same over `event_ids_local`; what a collector asks before it
+///   acknowledges, to recognise a client's retry that another collector stored first.
 /// Re-sent rows are identical (see ``RecordID``) and land on the same shard (the sharding key
 /// is a hash of the row's own app and device), so a read with `FINAL` (or `LIMIT 1 BY id,
 /// collector`) never shows a duplicate, merged yet or not.
@@ -32,6 +34,7 @@ public struct ClickHouseSchema: Sendable {
     /// The table rows are stored in on this server: `records_local` under a cluster.
     public var recordsStorage: String { cluster == nil ? "records" : "records_local" }
     public var incidentsStorage: String { cluster == nil ? "incidents" : "incidents_local" }
+    public var eventIDsStorage: String { cluster == nil ? "event_ids" : "event_ids_local" }
 
     /// The newest schema this daemon knows; it refuses to run against a newer one.
     public static var knownVersion: Int { migrations.map(\.version).max() ?? 0 }
@@ -39,7 +42,10 @@ public struct ClickHouseSchema: Sendable {
     public static let migrations: [Migration] = [
         Migration(version: 1, summary: "records and incidents") { schema in
             schema.recordsTables() + schema.incidentsTables()
-        }
+        },
+        Migration(version: 2, summary: "event_ids: retries recognised across collectors") { schema in
+            schema.eventIDsTables()
+        },
     ]
 
     /// The bookkeeping table itself; `ReplacingMergeTree` on the version, so two collectors
@@ -128,6 +134,43 @@ public struct ClickHouseSchema: Sendable {
                 """
                 CREATE TABLE IF NOT EXISTS \(identifier: database).incidents AS \(identifier: database).incidents_local
                 ENGINE = Distributed(\(identifier: cluster), \(identifier: database), incidents_local, cityHash64(id))
+                """)
+        }
+        return statements
+    }
+}
+
+extension ClickHouseSchema {
+    /// `event_ids`: the `eventId` of every shipped record that has one, keyed by the identity
+    /// a retry repeats (kind, app, eventId), so that a collector can tell a client's retry
+    /// from a new record before acknowledging it, whichever collector took the original
+    /// (load balancers resend to another). A lookup reads a few granules of the primary key,
+    /// whatever the size of `records`. `(id, collector)` names the row that holds the
+    /// record. Re-sent rows fold (`ReplacingMergeTree`); readers need no `FINAL`, they only
+    /// ask whether a key exists.
+    /// - Partitioned by day of receipt and dropped after ``SpoolRetryWindow`` by retention,
+    ///   the window in which the embedded spool also recognises a retry.
+    /// - With a cluster, sharded by the key itself, so a lookup's rows are on one shard per key.
+    func eventIDsTables() -> [ClickHouseSQL] {
+        var statements: [ClickHouseSQL] = [
+            """
+            CREATE TABLE IF NOT EXISTS \(identifier: database).\(identifier: eventIDsStorage) (
+              kind Enum8('event' = 0, 'log' = 1),
+              app String,
+              eventId String,
+              id Int64,
+              collector UInt8,
+              receivedAt Int64
+            ) ENGINE = ReplacingMergeTree
+            PARTITION BY toYYYYMMDD(toDateTime(intDiv(receivedAt, 1000)))
+            ORDER BY (kind, app, eventId)
+            """
+        ]
+        if let cluster {
+            statements.append(
+                """
+                CREATE TABLE IF NOT EXISTS \(identifier: database).event_ids AS \(identifier: database).event_ids_local
+                ENGINE = Distributed(\(identifier: cluster), \(identifier: database), event_ids_local, cityHash64(app, eventId))
                 """)
         }
         return statements

@@ -38,6 +38,18 @@ public enum SpoolRetryWindow {
     public static let seconds: Int64 = 7 * 86_400
 }
 
+/// What two records must share to be one record retried: kind, `appId` and `eventId`,
+/// compared as bytes up to the first NUL. The embedded store keeps the pair as SQLite text
+/// bound from a C string, which ends at a NUL, so `"x\0y"` is a retry of `"x"` there; a
+/// remote backend that recognises retries compares the same prefix, so that a retry is one
+/// whichever collector (and store) sees it.
+public enum RetryIdentity {
+    public static func text(_ value: String) -> String {
+        guard let nul = value.utf8.firstIndex(of: 0) else { return value }
+        return String(value.utf8[..<nul])!
+    }
+}
+
 /// One committed batch as the spool holds it: records numbered `firstSeq ..< firstSeq+count`
 /// in this environment, all stamped with the batch's receive time.
 public struct SpoolBatch: Sendable {
@@ -51,10 +63,13 @@ public struct SpoolBatch: Sendable {
     public var keys: [RecordKeys]
     /// Each record's JSON exactly as received, in the order of `keys`.
     public var records: [ArraySlice<UInt8>]
+    /// The `eventId`s of the batch's records that carry one (outside diagnostic uploads):
+    /// shipped beside the rows so that any collector can recognise a client's retry.
+    public var eventIDs: [SpooledEventID]
 
     public init(
         env: TelemetryEnvironment, batchID: Int64, kind: RecordKind, firstSeq: Int64, receivedAt: Int64, storedBytes: Int64,
-        keys: [RecordKeys], records: [ArraySlice<UInt8>]
+        keys: [RecordKeys], records: [ArraySlice<UInt8>], eventIDs: [SpooledEventID] = []
     ) {
         self.env = env
         self.batchID = batchID
@@ -64,6 +79,21 @@ public struct SpoolBatch: Sendable {
         self.storedBytes = storedBytes
         self.keys = keys
         self.records = records
+        self.eventIDs = eventIDs
+    }
+}
+
+/// A record's retry identity as the spool keeps it (``RetryIdentity``) and its position in
+/// its spooled batch (`seq - firstSeq`).
+public struct SpooledEventID: Sendable, Hashable {
+    public var index: Int
+    public var appId: String
+    public var eventId: String
+
+    public init(index: Int, appId: String, eventId: String) {
+        self.index = index
+        self.appId = appId
+        self.eventId = eventId
     }
 }
 

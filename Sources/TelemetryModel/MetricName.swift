@@ -45,6 +45,7 @@ public enum MetricName: String, CaseIterable, Sendable {
     case spoolBytes = "mamtelemetry_spool_bytes"
     case spoolOldestAge = "mamtelemetry_spool_oldest_age_seconds"
     case clickHouseReadFenceTimeouts = "mamtelemetry_clickhouse_read_fence_timeouts_total"
+    case clickHouseRetryCheckSkipped = "mamtelemetry_clickhouse_retry_check_skipped_total"
 
     /// The family's `# HELP` text (`promtool check metrics` refuses families without one).
     public var help: String {
@@ -96,6 +97,8 @@ public enum MetricName: String, CaseIterable, Sendable {
         case .spoolOldestAge: "Age of the oldest record waiting in the spool (0 when empty)."
         case .clickHouseReadFenceTimeouts:
             "Reads that went to ClickHouse before this collector's acknowledged records were shipped (the fence's bound passed)."
+        case .clickHouseRetryCheckSkipped:
+            "Ingest requests stored without asking ClickHouse whether another collector holds them (no answer within the deadline)."
         }
     }
 }

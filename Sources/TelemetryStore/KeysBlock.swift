@@ -12,15 +12,15 @@ enum KeysBlock {
     static let version: UInt8 = 2
 
     static func encode(_ keys: [RecordKeys]) -> [UInt8] {
-        var table: [String: Int] = [:]
+        var table: [ExactText: Int] = [:]
         var strings: [String] = []
         var refs: [Int] = []
         refs.reserveCapacity(keys.count * 7)
         func ref(_ s: String) {
-            if let i = table[s] {
+            if let i = table[ExactText(s)] {
                 refs.append(i)
             } else {
-                table[s] = strings.count
+                table[ExactText(s)] = strings.count
                 refs.append(strings.count)
                 strings.append(s)
             }

@@ -151,7 +151,7 @@ enum Segment {
             // Distinct values in order of first use; a record's code is 0 for "the next new
             // value" (most codes of a column of unique values, which zlib then squeezes to
             // almost nothing), else 1 + the value's index.
-            var seen: [String: Int] = [:]
+            var seen: [ExactText: Int] = [:]
             var values: [String] = []
             var codes = ByteWriter()
             for i in keys.indices {
@@ -165,10 +165,10 @@ enum Segment {
                 case 5: v = keys[i].detail
                 default: v = keys[i].incident
                 }
-                if let known = seen[v] {
+                if let known = seen[ExactText(v)] {
                     codes.varint(UInt64(known + 1))
                 } else {
-                    seen[v] = values.count
+                    seen[ExactText(v)] = values.count
                     values.append(v)
                     codes.bytes.append(0)
                 }

@@ -30,15 +30,19 @@ final class ClickHouseStoreFixture: @unchecked Sendable {
     let forwarder: ClickHouseForwarder
     let metrics = TestMetrics()
     let clock: any WallClock
+    /// False when the server is another fixture's (a second collector of the same ClickHouse).
+    let ownsServer: Bool
     private var tasks: [Task<Void, any Error>] = []
 
     init(
         database: String = "mamr", tuning: ClickHouseRecordStore.Tuning = .init(), clock: any WallClock = SystemWallClock(),
-        forwarding: Bool = true, observer: (@Sendable (ClickHouseExchange) -> Void)? = nil
+        forwarding: Bool = true, observer: (@Sendable (ClickHouseExchange) -> Void)? = nil, server shared: PrivateClickHouse? = nil,
+        collector: UInt8 = 3
     )
         async throws
     {
-        server = try PrivateClickHouse()
+        server = try shared ?? PrivateClickHouse()
+        ownsServer = shared == nil
         self.clock = clock
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("chstore-\(UUID().uuidString)")
         spool = try SQLiteRecordStore(directory: directory, clock: clock, metrics: NOOPMetricsHandler.instance)
@@ -49,7 +53,7 @@ final class ClickHouseStoreFixture: @unchecked Sendable {
         var shipping = ClickHouseForwarder.Tuning()
         shipping.idlePoll = .milliseconds(100)
         forwarder = ClickHouseForwarder(
-            spool: spool, client: client, collector: CollectorID(3), tuning: shipping, clock: clock,
+            spool: spool, client: client, collector: CollectorID(collector), tuning: shipping, clock: clock,
             metrics: NOOPMetricsHandler.instance,
             logger: Logger(label: "forwarder"))
         let committer = spool.committer
@@ -69,7 +73,7 @@ final class ClickHouseStoreFixture: @unchecked Sendable {
         await spool.committer.close()
         for t in tasks { t.cancel() }
         try? await client.shutdown()
-        server.destroy()
+        if ownsServer { server.destroy() }
         try? FileManager.default.removeItem(at: directory)
     }
 

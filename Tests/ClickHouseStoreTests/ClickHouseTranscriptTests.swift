@@ -39,10 +39,14 @@ import Testing
                 app: "com.a", device: "dev-\(i % 2)", level: [LogLevel.verbose, .info, .warning, .error, nil][i % 5],
                 time: t0 + Int64(i) * 1000, message: "line \(i) ünïcödé")
         }
+        // Half the events carry an eventId: shipped into `event_ids`, asked for by a retry below.
+        for i in stride(from: 0, to: events.count, by: 2) { events[i].eventId = "evt-\(i) 'q' \\ \t" }
         try await f.append(events, receivedAt: now - 5000)
         try await f.append(logs, kind: .log, receivedAt: now - 5000)
         // Old enough for retention to drop its partition.
-        try await f.append([Records.event(app: "com.a", device: "old", time: t0)], receivedAt: now - 40 * 86_400_000)
+        var old = Records.event(app: "com.a", device: "old", time: t0)
+        old.eventId = "evt-old"
+        try await f.append([old], receivedAt: now - 40 * 86_400_000)
         let incident = Incident(
             id: IncidentID.random().value, guid: "0f0e0d0c-0000-4000-8000-000000000001", env: .prod, appId: "com.a", deviceId: "dev-1",
             sessionId: "s-1", identity: "jane@contoso.com", description: "it broke", createdAt: now - 4000, recordCount: 1,
@@ -51,6 +55,9 @@ import Testing
             [Records.log(app: "com.a", device: "dev-1", level: .error, time: t0, message: "upload")], kind: .log, env: .prod,
             receivedAt: now - 4000, incident: incident)
         try await f.shipNow()
+        // A client's retry: the lookup in `event_ids` finds the shipped originals.
+        let retry = try await f.store.append(Array(events.prefix(4)), kind: .event, env: .prod, receivedAt: now - 3000, incident: nil)
+        #expect(retry.duplicateIndices == [0, 2] && retry.stored == 2)
 
         let queries: [RecordQuery] = [
             RecordQuery(kind: .event, limit: 5, order: .asc),
@@ -104,7 +111,7 @@ import Testing
         let texts = captured.map { $0.statement.parameterized().text }
         for shape in [
             "CREATE TABLE IF NOT EXISTS", "INSERT INTO tx.records (id, collector, kind", "FORMAT TabSeparated",
-            "INSERT INTO tx.incidents FORMAT JSONEachRow",
+            "INSERT INTO tx.incidents FORMAT JSONEachRow", "INSERT INTO tx.event_ids (kind, app, eventId", "FROM tx.event_ids",
             "uniqExact", "DROP PARTITION", "system.parts", "{p0:String}", "{p0:Int64}", "LIMIT 1 BY",
         ] {
             #expect(texts.contains { $0.contains(shape) }, "no statement with \(shape)")

@@ -1,0 +1,130 @@
+import Foundation
+import StoreCore
+import TelemetryModel
+import TestSupport
+import Testing
+
+@testable import ClickHouseStore
+
+/// A client's retry through another collector (a load balancer resending a timed-out request)
+/// against two collectors of one private 18.16: generated requests, new and repeated, whole
+/// and in part, with ids in hostile spellings, go to either collector at random; an oracle
+/// (keys compared as bytes) says which records are retries. Every answer must match it, and
+/// ClickHouse must hold one row per record.
+@Suite(.serialized, .enabled(if: PrivateClickHouse.isInstalled)) struct ClickHouseRetryAcrossCollectorsTests {
+    struct Key: Hashable {
+        var kind: RecordKind
+        var app: [UInt8]
+        var eventId: [UInt8]
+    }
+
+    /// Ids that differ only where a careless comparison would fold them: canonically
+    /// equivalent Unicode (equal as Swift strings, different bytes), case, trailing space,
+    /// escapes and control bytes that TabSeparated and SQL literals must carry intact, and a
+    /// NUL, where the embedded spool's identity ends.
+    static let lookalikes = ["caf\u{E9}", "cafe\u{301}", "CAFÉ", "café ", "a\tb", "a\\tb", "a'b", "a\\'b", "\\N", "", "x\0y", "x"]
+
+    static func eventId(_ rng: inout SeededRandom, serial: Int) -> String? {
+        switch rng.below(6) {
+        case 0: nil
+        case 1: rng.pick(lookalikes)
+        case 2: HostileBytes.string(&rng)
+        default: "evt-\(serial)"
+        }
+    }
+
+    static func fresh(_ rng: inout SeededRandom, count: Int, serial: inout Int, apps: [String]) -> [DecodedRecord] {
+        (0..<count).map { _ in
+            serial += 1
+            var r = Records.event(app: rng.pick(apps), device: "dev-\(rng.below(5))", time: 1_767_225_600_000 + Int64(serial))
+            r.eventId = eventId(&rng, serial: serial)
+            return r
+        }
+    }
+
+    @Test func aRetryThroughAnotherCollectorIsAnsweredDuplicateAndStoredOnce() async throws {
+        // A deadline no loaded test machine reaches: this test is about which records are
+        // retries; a check that gives up is counted and asserted below.
+        var tuning = ClickHouseRecordStore.Tuning()
+        tuning.retryCheckDeadline = .seconds(60)
+        let a = try await ClickHouseStoreFixture(database: "retries", tuning: tuning, forwarding: false, collector: 1)
+        let b = try await ClickHouseStoreFixture(database: "retries", tuning: tuning, forwarding: false, server: a.server, collector: 2)
+        var rng = SeededRandom(seed: PropertyScale.seed(0x7265_7472))
+        let apps = ["com.a", "com.b", "Com.A", "com.\u{E9}", "com.e\u{301}", "com.a\0b"]
+        var history: [(RecordKind, [DecodedRecord])] = []
+        var seen = Set<Key>()
+        var rows = 0
+        var serial = 0
+        var crossCollectorRetries = 0
+        for round in 0..<PropertyScale.cases(40) {
+            var kind: RecordKind = rng.below(3) == 0 ? .log : .event
+            var request: [DecodedRecord]
+            let collector = rng.below(2)
+            if let (k, old) = history.isEmpty || rng.below(2) == 0 ? nil : rng.pick(history) {
+                // A retry: the whole request or part of it, sometimes with new records.
+                kind = k
+                request = old.filter { _ in rng.below(4) != 0 }
+                request += Self.fresh(&rng, count: rng.below(3), serial: &serial, apps: apps)
+                crossCollectorRetries += 1
+            } else {
+                request = Self.fresh(&rng, count: 1 + rng.below(30), serial: &serial, apps: apps)
+                if rng.below(4) == 0, let first = request.first { request.append(first) }  // repeated within the request
+            }
+            var expected: [Int] = []
+            var added = Set<Key>()
+            for (i, r) in request.enumerated() {
+                guard let id = r.eventId else {
+                    rows += 1
+                    continue
+                }
+                // Bytes up to a NUL, as the embedded spool keeps them (see RetryIdentity).
+                let key = Key(
+                    kind: kind, app: Array(Array(r.keys.appId.utf8).prefix { $0 != 0 }), eventId: Array(Array(id.utf8).prefix { $0 != 0 }))
+                if seen.contains(key) || added.contains(key) { expected.append(i) } else { added.insert(key) }
+            }
+            let target = collector == 0 ? a : b
+            let outcomes = try await target.store.append(
+                AppendRequest(kind: kind, receivedAt: target.clock.nowMilliseconds(), records: [.prod: request]))
+            let outcome = outcomes[.prod, kind] ?? AppendOutcome(stored: 0, duplicates: 0, ids: [])
+            #expect(
+                outcome.duplicateIndices == expected,
+                "round \(round) kind \(kind) to \(collector): \(request.map { ($0.keys.appId, $0.eventId.map { Array($0.utf8) }) })")
+            #expect(outcome.duplicates == expected.count, "round \(round)")
+            #expect(outcome.stored == request.count - expected.count, "round \(round)")
+            seen.formUnion(added)
+            rows += added.count
+            if !request.isEmpty { history.append((kind, request)) }
+            // Both collectors ship before the next request: the retry arrives after the original
+            // reached ClickHouse, the case this check is for.
+            try await a.shipNow()
+            try await b.shipNow()
+        }
+        #expect(crossCollectorRetries > 0)
+        let stored = try await a.server.query("SELECT count() FROM retries.records FINAL")
+        #expect(Int(stored.trimmingCharacters(in: .whitespacesAndNewlines)) == rows)
+        let ids = try await a.server.query("SELECT count() FROM retries.event_ids FINAL")
+        #expect(Int(ids.trimmingCharacters(in: .whitespacesAndNewlines)) == seen.count)
+        for f in [a, b] { #expect(try f.metrics.expectCounter(MetricName.clickHouseRetryCheckSkipped.rawValue).totalValue == 0) }
+        await b.close()
+        await a.close()
+    }
+
+    @Test func anUnreachableClickHouseDoesNotHoldIngestBack() async throws {
+        let f = try await ClickHouseStoreFixture(database: "retrydown", forwarding: false)
+        try f.server.stop(timeoutSeconds: 3)
+        var first = Records.event(app: "com.d", device: "d", time: 1)
+        first.eventId = "e-1"
+        var second = Records.event(app: "com.d", device: "d", time: 2)
+        second.eventId = "e-2"
+        // Stored, not refused: the spool is what a 2xx promises; the check fails open.
+        let outcome = try await f.store.append([first], kind: .event, env: .prod, receivedAt: 1000, incident: nil)
+        #expect(outcome.stored == 1)
+        #expect(try f.metrics.expectCounter(MetricName.clickHouseRetryCheckSkipped.rawValue).totalValue == 1)
+        // Within the pause after a miss nothing is asked; the request is counted as skipped.
+        let again = try await f.store.append([second, first], kind: .event, env: .prod, receivedAt: 1001, incident: nil)
+        #expect(again.stored == 1 && again.duplicateIndices == [1])
+        #expect(try f.metrics.expectCounter(MetricName.clickHouseRetryCheckSkipped.rawValue).totalValue == 2)
+        #expect(try await f.spool.depth(env: .prod).records == 2)
+        await f.close()
+    }
+}

@@ -132,9 +132,12 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictLanguage),
-        // The daemon's memory behaviour: glibc heap thresholds and trims, cold code pages handed
-        // back. Nothing else links CMalloc.
-        .target(name: "ProcessMemory", dependencies: ["CMalloc"], swiftSettings: strictLanguage),
+        // The daemon's memory behaviour: glibc heap thresholds, the trim service, cold code pages
+        // handed back, and the /proc figures they decide by. Nothing else links CMalloc.
+        .target(
+            name: "ProcessMemory",
+            dependencies: ["CMalloc", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            swiftSettings: strictLanguage),
         // `RecordVisibility` conforms to the store's `RecordPresenter` here, beside the rule itself.
         .target(
             name: "Privacy", dependencies: ["TelemetryModel", "StoreCore", .product(name: "Crypto", package: "swift-crypto")],

@@ -1,6 +1,7 @@
 import ClickHouseStore
 import Logging
 import Privacy
+import ProcessMemory
 import ServiceLifecycle
 import StoreCore
 import Systemd

@@ -1,15 +1,14 @@
 import Foundation
-import ProcessMemory
 import Testing
 
-@testable import TelemetryServer
+@testable import ProcessMemory
 
 /// With the daemon's heap settings, memory a thread allocated and freed leaves the RSS: the
 /// case that grew a soaking daemon by a 64 MiB arena at a time, since glibc never trimmed the
 /// top of a thread's arena below the old 64 MiB threshold, not even in `malloc_trim`.
 @Suite(.serialized) struct HeapPolicyTests {
     /// Anonymous resident MiB of this process, as the trim service reads it.
-    static func anonymousMiB() -> Double { Double(ProcessMetrics.anonymousBytes() ?? 0) / 1_048_576 }
+    static func anonymousMiB() -> Double { Double(ProcessStat.anonymousBytes() ?? 0) / 1_048_576 }
 
     /// Allocates 40 blocks of 1 MiB on a thread of its own (as a request, a query page or a
     /// retention pass runs), touches them, frees them newest first so they coalesce at the top

@@ -71,6 +71,30 @@ final class ClickHouseRetryCheck: Sendable {
         }
     }
 
+    /// How many bytes of ids one statement carries at most: a server from 19.11 on takes them
+    /// as a URL parameter, and its URL is bounded (1 MiB by default); a request of 10,000
+    /// records with long ids would pass that in one statement.
+    static let maxIDBytesPerStatement = 128 << 10
+
+    /// The distinct ids in chunks of at most ``maxIDBytesPerStatement`` bytes each (an id
+    /// longer than that alone), in a stable order.
+    static func idChunks(_ ids: Set<[UInt8]>) -> [[String]] {
+        var chunks: [[String]] = []
+        var chunk: [String] = []
+        var bytes = 0
+        for id in ids.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            if !chunk.isEmpty, bytes + id.count > maxIDBytesPerStatement {
+                chunks.append(chunk)
+                chunk = []
+                bytes = 0
+            }
+            chunk.append(String(decoding: id, as: UTF8.self))
+            bytes += id.count
+        }
+        if !chunk.isEmpty { chunks.append(chunk) }
+        return chunks
+    }
+
     /// The keys among `records` that `event_ids` holds; nil when ClickHouse did not answer in time.
     private func lookup(kind: RecordKind, env: TelemetryEnvironment, records: [DecodedRecord]) async -> Set<Key>? {
         let paused = lastMiss.withLock { miss in miss.map { ContinuousClock.now < $0.advanced(by: pause) } ?? false }
@@ -82,19 +106,27 @@ final class ClickHouseRetryCheck: Sendable {
         // spellings, which ClickHouse holds as two different values.
         let keys = Set(records.map { Key($0.keys.appId, $0.eventId ?? "") })
         let apps = Set(keys.map(\.app)).map { String(decoding: $0, as: UTF8.self) }
-        let ids = Set(keys.map(\.eventId)).map { String(decoding: $0, as: UTF8.self) }
         let kindName: ClickHouseSQL = kind == .event ? "'event'" : "'log'"
         // Sets from subqueries, so the primary key (kind, app, eventId) narrows the read to the
         // granules that can hold the ids, however many rows the table has.
-        let statement: ClickHouseSQL = """
+        let statements = Self.idChunks(Set(keys.map(\.eventId))).map { ids -> ClickHouseSQL in
+            """
             SELECT app, eventId FROM \(identifier: database(env)).event_ids
             WHERE kind = \(fragment: kindName) AND app IN (SELECT arrayJoin(\(apps))) AND eventId IN (SELECT arrayJoin(\(ids)))
             FORMAT TabSeparated
             """
+        }
         let client = self.client
         let deadline = self.deadline
-        let answer: [UInt8]? = await withTaskGroup(of: [UInt8]?.self) { group in
-            group.addTask { try? await client.execute(statement) }
+        let answer: [[UInt8]]? = await withTaskGroup(of: [[UInt8]]?.self) { group in
+            group.addTask {
+                var answers: [[UInt8]] = []
+                for statement in statements {
+                    guard let answer = try? await client.execute(statement) else { return nil }
+                    answers.append(answer)
+                }
+                return answers
+            }
             group.addTask {
                 // The real clock, not a test's fast sleep: the deadline is wall time ingest waits.
                 try? await Task.sleep(for: deadline)
@@ -104,7 +136,7 @@ final class ClickHouseRetryCheck: Sendable {
             group.cancelAll()
             return first
         }
-        guard let answer, let rows = try? TabSeparatedRows(answer, columns: 2).rows else {
+        guard let answer, let rows = try? answer.flatMap({ try TabSeparatedRows($0, columns: 2).rows }) else {
             skipped.increment()
             lastMiss.withLock { $0 = .now }
             return nil

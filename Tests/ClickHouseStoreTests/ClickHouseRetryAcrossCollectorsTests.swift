@@ -109,6 +109,48 @@ import Testing
         await a.close()
     }
 
+    /// Generated id sets: the chunks hold every id once, and none passes the byte bound
+    /// unless a single id does.
+    @Test func idChunksCoverEveryIdWithinTheBound() {
+        var rng = SeededRandom(seed: PropertyScale.seed(0x6368_756e))
+        for _ in 0..<PropertyScale.cases(100) {
+            let ids = Set(
+                (0..<rng.below(300)).map { _ in
+                    [UInt8](repeating: UInt8(97 + rng.below(26)), count: rng.below(rng.below(10) == 0 ? 40_000 : 600))
+                        + Array("\(rng.next())".utf8)
+                })
+            let chunks = ClickHouseRetryCheck.idChunks(ids)
+            let flat = chunks.flatMap { $0 }.map { Array($0.utf8) }
+            #expect(flat.count == ids.count && Set(flat) == ids)
+            for chunk in chunks {
+                #expect(!chunk.isEmpty)
+                #expect(chunk.count == 1 || chunk.reduce(0) { $0 + $1.utf8.count } <= ClickHouseRetryCheck.maxIDBytesPerStatement)
+            }
+        }
+    }
+
+    /// A retry whose ids need several statements (long ids in a large request) is recognised
+    /// whole.
+    @Test func aRetryWithMoreIdsThanOneStatementCarriesIsRecognisedWhole() async throws {
+        var tuning = ClickHouseRecordStore.Tuning()
+        tuning.retryCheckDeadline = .seconds(60)
+        let a = try await ClickHouseStoreFixture(database: "longids", tuning: tuning, forwarding: false, collector: 1)
+        let b = try await ClickHouseStoreFixture(database: "longids", tuning: tuning, forwarding: false, server: a.server, collector: 2)
+        let pad = String(repeating: "p", count: 1_000)
+        let records = (0..<400).map { i in
+            var r = Records.event(app: "com.a", device: "d", time: Int64(i))
+            r.eventId = "\(i)-\(pad)"
+            return r
+        }
+        #expect(ClickHouseRetryCheck.idChunks(Set(records.map { Array($0.eventId!.utf8) })).count > 2)
+        #expect(try await a.store.append(records, kind: .event, env: .prod, receivedAt: 1, incident: nil).stored == 400)
+        try await a.shipNow()
+        let retry = try await b.store.append(records, kind: .event, env: .prod, receivedAt: 2, incident: nil)
+        #expect(retry.stored == 0 && retry.duplicateIndices == Array(0..<400))
+        await b.close()
+        await a.close()
+    }
+
     @Test func anUnreachableClickHouseDoesNotHoldIngestBack() async throws {
         let f = try await ClickHouseStoreFixture(database: "retrydown", forwarding: false)
         try f.server.stop(timeoutSeconds: 3)

@@ -26,6 +26,8 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
         /// How long ingest waits for ClickHouse to say whether a request repeats records
         /// another collector stored (``ClickHouseRetryCheck``) before storing it as new.
         public var retryCheckDeadline: Duration = .milliseconds(500)
+        /// Whether it asks at all (`clickhouse.recogniseRetries`).
+        public var recogniseRetries = true
         public init() {}
     }
 
@@ -35,7 +37,7 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
     let reader: ClickHouseRecordReader
     let watermark: FollowWatermark
     let diskUsage: ClickHouseDiskUsage
-    let retryCheck: ClickHouseRetryCheck
+    let retryCheck: ClickHouseRetryCheck?
 
     /// `spool` takes every write and is what the forwarder drains; `clock` and `sleep` time the
     /// fence and the follow poller (tests pass their own); `metrics` counts fence timeouts.
@@ -54,9 +56,12 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
         watermark = FollowWatermark(
             client: client, database: database, clock: clock, lag: tuning.followLag, interval: tuning.followPoll, sleep: sleep)
         diskUsage = ClickHouseDiskUsage(client: client, clock: clock, maxAge: tuning.sizesMaxAge)
-        retryCheck = ClickHouseRetryCheck(
-            client: client, database: database, deadline: tuning.retryCheckDeadline,
-            skipped: Counter(label: MetricName.clickHouseRetryCheckSkipped.rawValue, factory: metrics))
+        retryCheck =
+            !tuning.recogniseRetries
+            ? nil
+            : ClickHouseRetryCheck(
+                client: client, database: database, deadline: tuning.retryCheckDeadline,
+                skipped: Counter(label: MetricName.clickHouseRetryCheckSkipped.rawValue, factory: metrics))
     }
 
     func database(_ env: TelemetryEnvironment) -> String {
@@ -67,6 +72,7 @@ public final class ClickHouseRecordStore: RecordStore, Sendable {
     /// from another collector (a client's retry through a load balancer), which are answered
     /// `duplicate` (see ``ClickHouseRetryCheck``).
     public func append(_ request: AppendRequest) async throws -> AppendOutcomes {
+        guard let retryCheck else { return try await spool.append(request) }
         let known = await retryCheck.storedElsewhere(request)
         guard !known.isEmpty else { return try await spool.append(request) }
         let rest = request.removing(known)

@@ -61,7 +61,9 @@ public struct DaemonComponents: Sendable {
         commitQueue = sqlite.committer
         if configuration.backend == .clickhouse, let collector = configuration.clickhouse.collectorID {
             let client = ClickHouseClient(configuration: configuration.clickhouse.client)
-            store = ClickHouseRecordStore(spool: sqlite, client: client, clock: clock, metrics: metrics.factory)
+            var tuning = ClickHouseRecordStore.Tuning()
+            tuning.recogniseRetries = configuration.clickhouse.recogniseRetries
+            store = ClickHouseRecordStore(spool: sqlite, client: client, tuning: tuning, clock: clock, metrics: metrics.factory)
             let forwarder = ClickHouseForwarder(
                 spool: sqlite, client: client, collector: CollectorID(collector), clock: clock, metrics: metrics.factory, logger: logger,
                 faults: commitFaults)

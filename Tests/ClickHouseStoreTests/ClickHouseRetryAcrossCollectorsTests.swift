@@ -151,6 +151,28 @@ import Testing
         await a.close()
     }
 
+    /// `clickhouse.recogniseRetries: false` (a load balancer that keeps a client on one
+    /// collector): nothing is asked, so a retry through another collector is stored again;
+    /// one through the same collector is still recognised by its spool.
+    @Test func withTheCheckOffOnlyTheSameCollectorRecognisesARetry() async throws {
+        var tuning = ClickHouseRecordStore.Tuning()
+        tuning.recogniseRetries = false
+        let a = try await ClickHouseStoreFixture(database: "nocheck", tuning: tuning, forwarding: false, collector: 1)
+        let b = try await ClickHouseStoreFixture(database: "nocheck", tuning: tuning, forwarding: false, server: a.server, collector: 2)
+        let records = (0..<5).map { i in
+            var r = Records.event(app: "com.a", device: "d", time: Int64(i))
+            r.eventId = "e-\(i)"
+            return r
+        }
+        #expect(try await a.store.append(records, kind: .event, env: .prod, receivedAt: 1, incident: nil).stored == 5)
+        try await a.shipNow()
+        #expect(try await a.store.append(records, kind: .event, env: .prod, receivedAt: 2, incident: nil).duplicates == 5)
+        #expect(try await b.store.append(records, kind: .event, env: .prod, receivedAt: 2, incident: nil).stored == 5)
+        #expect(!b.metrics.counters.contains { $0.label == MetricName.clickHouseRetryCheckSkipped.rawValue })
+        await b.close()
+        await a.close()
+    }
+
     @Test func anUnreachableClickHouseDoesNotHoldIngestBack() async throws {
         let f = try await ClickHouseStoreFixture(database: "retrydown", forwarding: false)
         try f.server.stop(timeoutSeconds: 3)

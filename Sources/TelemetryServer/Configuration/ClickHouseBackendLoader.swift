@@ -90,6 +90,9 @@ enum ClickHouseBackendLoader {
                 }
             },
             value: { $0.clickhouse.passwordFile ?? "" }),
+        .bool(
+            "clickhouse.recogniseRetries", .clickhouse, .needsRestart, \.clickhouse.recogniseRetries,
+            help: "before acknowledging, ask ClickHouse whether another collector already stored a request's records"),
         .integer(
             "clickhouse.spoolMaxBytes", .clickhouse, .needsRestart, \.clickhouse.spoolMaxBytes, (1 << 20)...Int.max,
             expected: "at least 1048576 bytes", help: "past this many compressed bytes waiting for ClickHouse, ingest answers 503"),

@@ -22,6 +22,10 @@ public struct ClickHouseBackendConfiguration: Sendable, Hashable {
     public var spoolMaxBytes: Int64 = 1 << 30
     /// This collector's number in record ids (0-255); required with the clickhouse backend.
     public var collectorID: UInt8?
+    /// Whether ingest asks ClickHouse's `event_ids` for a request's ids before acknowledging
+    /// (``ClickHouseRetryCheck``): off where the load balancer sends a client's retries to the
+    /// collector that took the original, which then recognises them alone.
+    public var recogniseRetries = true
 
     public init() {}
 

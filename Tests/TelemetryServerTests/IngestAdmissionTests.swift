@@ -132,7 +132,10 @@ import Testing
             }
         }
         while admission.inFlightBytes < 90 { await Task.yield() }
-        let first = Task { try await admission.admit(bytes: 60) { _ in order.append("first") } }
+        // 96 bytes: once the holder is done the first is admitted and the second (5) does not
+        // fit beside it, so the bodies run in admission order (with 60, both were admitted at
+        // once and their bodies raced: a CI run saw "second" before "first").
+        let first = Task { try await admission.admit(bytes: 96) { _ in order.append("first") } }
         while admission.waitingCount < 1 { await Task.yield() }
         let second = Task { try await admission.admit(bytes: 5) { _ in order.append("second") } }
         while admission.waitingCount < 2 { await Task.yield() }

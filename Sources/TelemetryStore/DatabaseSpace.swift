@@ -38,17 +38,40 @@ struct DatabaseSpace: Sendable {
         }
     }
 
+    /// Pages one vacuum step moves (8 MiB of 4 KiB pages). Moving a live page into a hole
+    /// writes it to the WAL, so one `PRAGMA incremental_vacuum` over everything a minute of
+    /// retention and compaction freed wrote hundreds of megabytes there in one transaction,
+    /// and the files passed the size cap by half (soak of stop 35). In steps, each followed by
+    /// a checkpoint, the WAL is reused and stays near one step; commits run in between.
+    static let vacuumStepPages = 2048
+
+    /// Bytes the WAL file is cut back to when it is reset: what it keeps on disk between
+    /// checkpoints (`PRAGMA journal_size_limit`), counted in the files beside the size cap.
+    static let walKeptBytes = 16 << 20
+
     /// Truncates the file by its free pages and empties the WAL; returns the bytes the
     /// environment's files shrank by. A reader holding an old snapshot can keep the WAL
     /// from being emptied this time (SQLITE_BUSY): the next pass finishes the job.
     @discardableResult
     func returnFreePages() async throws -> Int64 {
         let before = sizeOnDisk()
-        try await pool.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA incremental_vacuum")
-            _ = try? db.checkpoint(.truncate)
-        }
+        while try await vacuumStep() {}
+        try await pool.writeWithoutTransaction { db in _ = try? db.checkpoint(.truncate) }
         return max(0, before - sizeOnDisk())
+    }
+
+    /// Moves up to ``vacuumStepPages`` pages into holes and truncates the file by as many,
+    /// then checkpoints without waiting for readers; false once no free page is left (or a
+    /// step freed nothing, which ends the loop whatever a concurrent commit does).
+    private func vacuumStep() async throws -> Bool {
+        try await pool.writeWithoutTransaction { db in
+            let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+            guard free > 0 else { return false }
+            try db.execute(sql: "PRAGMA incremental_vacuum(\(Self.vacuumStepPages))")
+            _ = try? db.checkpoint(.passive)
+            let left = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+            return left > 0 && left < free
+        }
     }
 
     /// ``usedBytes(_:)`` from a read snapshot: two header fields, cheap enough to ask after

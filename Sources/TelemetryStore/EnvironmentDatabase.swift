@@ -54,7 +54,7 @@ final class EnvironmentDatabase: Sendable {
         config.busyMode = .timeout(10)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
-            try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
+            try db.execute(sql: "PRAGMA journal_size_limit = \(DatabaseSpace.walKeptBytes)")
             // Debian's SQLite zeroes every freed page by default, which writes each deleted
             // batch to the WAL once more: retention on a nearly full disk would need as much
             // room as it frees. FAST zeroes only what costs no extra I/O; incremental vacuum

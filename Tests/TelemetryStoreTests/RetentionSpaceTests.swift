@@ -27,14 +27,16 @@ import Testing
         return record
     }
 
-    static func event(time: Int64, eventId: String, bytes: Int) -> DecodedRecord {
+    /// `padding` is reused when given (random text past zlib's 32 KiB window compresses no
+    /// better for repeating), else fresh noise of `bytes`.
+    static func event(time: Int64, eventId: String, bytes: Int, padding: String? = nil) -> DecodedRecord {
         var w = JSONWriter()
         w.beginObject()
         w.field("name", "AppLaunch")
         w.field("appId", "com.app")
         w.field("time", Timestamp.format(milliseconds: time))
         w.field("eventId", eventId)
-        w.field("padding", noise(bytes))
+        w.field("padding", padding ?? noise(bytes))
         w.endObject()
         return DecodedRecord(
             json: w.bytes, keys: RecordKeys(time: time, appId: "com.app", name: "AppLaunch"), flags: .unspecified,
@@ -90,6 +92,52 @@ import Testing
         #expect(after < 512 << 10, "prod files still take \(after) bytes after deleting \(before)")
         let left = try await f.store.query(RecordQuery(kind: .event, limit: 10))
         #expect(left.records.map(\.keys.time) == [9_999])
+        await f.close()
+    }
+
+    /// Giving back the space of old data moves the live pages behind it into the holes, and
+    /// every moved page passes through the WAL. Moved in one transaction, the WAL grew by all
+    /// of it before the file shrank, so the files passed the size cap by half (soak of stop
+    /// 35). Moved in steps with a checkpoint after each, the WAL stays near one step.
+    @Test func givingSpaceBackKeepsTheWALNearOneVacuumStep() async throws {
+        let f = try StoreFixture()
+        let day: Int64 = 86_400_000
+        let now = 100 * day
+        let rounds = 32  // about 25 MiB of each: old data at the front of the file, young data behind it
+        var sizes: [Int64] = []
+        let padding = Self.noise(65_536)
+        for (age, label) in [(40 * day, "old"), (0, "young")] {
+            for round in 0..<rounds {
+                let batch = (0..<16).map {
+                    Self.event(time: Int64(round * 16 + $0), eventId: "\(label)\(round)-\($0)", bytes: 0, padding: padding)
+                }
+                _ = try await f.store.append(batch, kind: .event, env: .prod, receivedAt: now - age, incident: nil)
+            }
+            sizes.append(f.store.sizes().prod)
+        }
+        let before = sizes[1]
+        // What a single vacuum would push through the WAL: the young data behind the holes.
+        let moved = sizes[1] - sizes[0]
+        #expect(moved > 20 << 20)
+
+        let wal = f.directory.appendingPathComponent("prod/\(EnvironmentDatabase.fileName)-wal").path
+        let watcher = WALWatcher(path: wal)
+        let service = RetentionService(
+            store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), clock: FixedClock(now),
+            metrics: NOOPMetricsHandler.instance)
+        let result = try await service.sweep()
+        let largestWAL = watcher.stop()
+        #expect(result[.prod]?.records == rounds * 16)
+
+        let step = Int64(DatabaseSpace.vacuumStepPages * 4096)
+        #expect(largestWAL > 0, "the WAL was never seen")
+        #expect(
+            largestWAL < step + Int64(DatabaseSpace.walKeptBytes) / 2,
+            "the WAL reached \(largestWAL) bytes while \(moved) bytes of live pages moved (one step is \(step))")
+        let after = f.store.sizes().prod
+        #expect(after < before - moved / 2, "prod files take \(after) bytes after deleting \(moved) of \(before)")
+        let left = try await f.store.query(RecordQuery(kind: .event, limit: 1000))
+        #expect(left.records.count == rounds * 16, "the young records must all stay")
         await f.close()
     }
 
@@ -199,5 +247,41 @@ import Testing
         let page = try await reopened.query(RecordQuery(kind: .event, limit: 10))
         #expect(page.records.map(\.keys.time) == [1], "the conversion must keep every record")
         await reopened.committer.close()
+    }
+}
+
+/// The largest size a file reached while it was watched (stat in a tight loop on a thread of
+/// its own), for a bound on a file that grows and shrinks inside one call.
+final class WALWatcher: @unchecked Sendable {
+    private let done = Atomic<Bool>(false)
+    private let largest = Atomic<Int64>(0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(path: String) {
+        let thread = Thread { [self] in
+            var info = stat()
+            while !done.load(ordering: .acquiring) {
+                if stat(path, &info) == 0 { largest.max(Int64(info.st_size)) }
+            }
+            finished.signal()
+        }
+        thread.start()
+    }
+
+    func stop() -> Int64 {
+        done.store(true, ordering: .releasing)
+        finished.wait()
+        return largest.load(ordering: .acquiring)
+    }
+}
+
+extension Atomic where Value == Int64 {
+    fileprivate func max(_ value: Int64) {
+        var current = load(ordering: .relaxed)
+        while value > current {
+            let (exchanged, original) = compareExchange(expected: current, desired: value, ordering: .relaxed)
+            if exchanged { return }
+            current = original
+        }
     }
 }

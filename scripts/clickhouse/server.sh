@@ -283,15 +283,18 @@ launch_dirs() {
       # reads would skip the relaunch below and still be reported as exited.
       local alive=1
       kill -0 "$pid" 2>/dev/null || alive=0
-      if [ "$alive" = 0 ] && [ "$relaunched" -lt 3 ]; then
+      if [ "$alive" = 0 ] && [ "$relaunched" -lt 5 ]; then
         # 18.16 sometimes dies during start-up with nothing in its error log (about once in
-        # a CI run here, often right after another server was killed); started again it
-        # comes up. A real fault (a bad config, a port taken) dies the same way every time,
-        # so after three starts the failure is reported with the logs.
+        # a CI run here, often right after another server was killed; once four times in a
+        # row, 0.5 s apart); started again it comes up. A real fault (a bad config, a port
+        # taken) dies the same way every time, so after five starts, 1 to 4 s apart, the
+        # failure is reported with the logs. The exit status says how it died.
         relaunched=$((relaunched + 1))
-        echo "clickhouse: $(basename "$d") (pid $pid) died during start-up; starting it again ($relaunched of 3)" >&2
+        local status=0
+        wait "$pid" 2>/dev/null || status=$?
+        echo "clickhouse: $(basename "$d") (pid $pid) died during start-up (exit status $status); starting it again ($relaunched of 5)" >&2
         log_tail "$d"
-        sleep 0.5
+        sleep "$relaunched"
         launch_one "$d"
         pid=$(cat "$d/clickhouse.pid")
         continue

@@ -40,9 +40,9 @@ struct DatabaseSpace: Sendable {
 
     /// Pages one vacuum step moves (8 MiB of 4 KiB pages). Moving a live page into a hole
     /// writes it to the WAL, so one `PRAGMA incremental_vacuum` over everything a minute of
-    /// retention and compaction freed wrote hundreds of megabytes there in one transaction,
-    /// and the files passed the size cap by half (soak of stop 35). In steps, each followed by
-    /// a checkpoint, the WAL is reused and stays near one step; commits run in between.
+    /// retention and compaction freed (tens of megabytes under steady load) grew the WAL by
+    /// all of it in one transaction. In steps, each followed by a checkpoint, the WAL is
+    /// reused and stays near one step; commits run in between.
     static let vacuumStepPages = 2048
 
     /// Bytes the WAL file is cut back to when it is reset: what it keeps on disk between

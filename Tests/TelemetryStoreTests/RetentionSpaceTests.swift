@@ -97,8 +97,8 @@ import Testing
 
     /// Giving back the space of old data moves the live pages behind it into the holes, and
     /// every moved page passes through the WAL. Moved in one transaction, the WAL grew by all
-    /// of it before the file shrank, so the files passed the size cap by half (soak of stop
-    /// 35). Moved in steps with a checkpoint after each, the WAL stays near one step.
+    /// of it before the file shrank, and the files passed the size cap by as much. Moved in
+    /// steps with a checkpoint after each, the WAL stays near one step.
     @Test func givingSpaceBackKeepsTheWALNearOneVacuumStep() async throws {
         let f = try StoreFixture()
         let day: Int64 = 86_400_000

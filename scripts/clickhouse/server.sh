@@ -287,7 +287,7 @@ launch_dirs() {
         # 18.16 sometimes dies during start-up with nothing in its error log (about once in
         # a CI run here, often right after another server was killed; once four times in a
         # row, 0.5 s apart); started again it comes up. A real fault (a bad config, a port
-        # taken) dies the same way every time, so after five starts, 1 to 4 s apart, the
+        # taken) dies the same way every time, so after five relaunches, 1 to 5 s apart, the
         # failure is reported with the logs. The exit status says how it died.
         relaunched=$((relaunched + 1))
         local status=0

@@ -55,10 +55,16 @@ struct BenchCommand: AsyncParsableCommand {
             "Stamp every record with the current time and every event with a fresh eventId at each send, so a run of any length never repeats a record (for soaks; bodies are re-encoded per send)."
     )
     var live = false
+    @Option(
+        help:
+            "With --live, each send's eventIds: numbered (the send's number, then the record's: they arrive in order) or random (a fresh GUID per event, as the SDK sends)."
+    )
+    var eventIds: LiveEventIDs = .numbered
     @Flag(help: "Print the result as JSON.") var json = false
 
     func run() async throws {
         if live, logsProtocol != .native { throw ValidationError("--live sends native NDJSON log batches, not OTLP") }
+        if !live, eventIds != .numbered { throw ValidationError("--event-ids applies to --live only") }
         // Live: eight hex digits, so each send can rewrite them in place (LiveBody).
         let nonce = UInt64(Date().timeIntervalSince1970 * 1000) & 0xFFFF_FFFF | (live ? 0x8000_0000 : 0)
         if let dump {
@@ -98,6 +104,7 @@ struct BenchCommand: AsyncParsableCommand {
         let selfCPU0 = ProcessSampler.ownCPUSeconds()
 
         let encoding = encoding  // the workers capture the value, not the command
+        let eventIds = eventIds
         let perWorker = await withTaskGroup(of: WorkerStats.self) { group in
             for _ in 0..<max(concurrency, 1) {
                 group.addTask {
@@ -119,7 +126,7 @@ struct BenchCommand: AsyncParsableCommand {
                         var wire = body.wire
                         if let liveBodies {
                             let raw = liveBodies[i % liveBodies.count].stamped(
-                                nowMs: Int64(Date().timeIntervalSince1970 * 1000), round: i / liveBodies.count, nonce: nonce)
+                                nowMs: Int64(Date().timeIntervalSince1970 * 1000), round: i / liveBodies.count, nonce: nonce, ids: eventIds)
                             wire = ByteBuffer(bytes: encoding.encoded(raw))
                         }
                         var request = HTTPClientRequest(url: base + body.path)

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import NIOCore
 import TelemetryModel
@@ -13,8 +14,9 @@ struct LiveBody: Sendable {
     let records: Int
     /// Where each record's `time` value starts, and how long before the reference instant it was.
     private let times: [(at: Int, ageMs: Int64)]
-    /// Where each `eventId` starts: its first eight characters number the send, in hex.
-    private let eventIDs: [Int]
+    /// Where each `eventId` value starts and ends (the index of its closing quote): its first
+    /// eight characters number the send, in hex.
+    private let eventIDs: [(start: Int, end: Int)]
 
     static let timeKey = Array("\"time\":\"".utf8)
     static let eventIDKey = Array("\"eventId\":\"".utf8)
@@ -28,7 +30,7 @@ struct LiveBody: Sendable {
         records = body.records
         template = Array(body.wire.readableBytesView)
         var times: [(Int, Int64)] = []
-        var ids: [Int] = []
+        var ids: [(Int, Int)] = []
         template.withUnsafeBufferPointer { bytes in
             var i = 0
             while i < bytes.count {
@@ -38,8 +40,11 @@ struct LiveBody: Sendable {
                     if let t = Timestamp.parse(bytes: value) { times.append((start, referenceMs - t)) }
                     i = start
                 } else if Self.matches(Self.eventIDKey, bytes, at: i) {
-                    ids.append(i + Self.eventIDKey.count)
-                    i += Self.eventIDKey.count
+                    let start = i + Self.eventIDKey.count
+                    var end = start
+                    while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += 1 }
+                    ids.append((start, end))
+                    i = end
                 } else {
                     i += 1
                 }
@@ -56,8 +61,27 @@ struct LiveBody: Sendable {
     }
 
     /// The body for one send: records timed relative to `nowMs`, events numbered by `round`
-    /// (which send of this template it is) from `nonce` (the run's), eight hex digits.
-    func stamped(nowMs: Int64, round: Int, nonce: UInt64) -> [UInt8] {
+    /// (which send of this template it is) from `nonce` (the run's), eight hex digits; or,
+    /// with `ids: .random`, every event given a fresh random GUID as its `eventId`.
+    func stamped(nowMs: Int64, round: Int, nonce: UInt64, ids: LiveEventIDs = .numbered) -> [UInt8] {
+        let out = stampedNumbered(nowMs: nowMs, round: round, nonce: nonce)
+        guard ids == .random else { return out }
+        // Spliced rather than rewritten in place: a GUID is longer than the template's ids.
+        // One system draw per send seeds the rest (the generator must not cost the daemon its CPU).
+        var random = SplitMix64(seed: UInt64.random(in: .min ... .max))
+        var spliced: [UInt8] = []
+        spliced.reserveCapacity(out.count + eventIDs.count * 24)
+        var from = 0
+        for id in eventIDs {
+            spliced += out[from..<id.start]
+            spliced += LiveEventIDs.guid(random.next(), random.next())
+            from = id.end
+        }
+        spliced += out[from...]
+        return spliced
+    }
+
+    private func stampedNumbered(nowMs: Int64, round: Int, nonce: UInt64) -> [UInt8] {
         var out = template
         let field = 0x8000_0000 | (UInt32(truncatingIfNeeded: nonce &+ UInt64(round)) & 0x7FFF_FFFF)
         let roundHex = Array(String(field, radix: 16).utf8)
@@ -71,10 +95,49 @@ struct LiveBody: Sendable {
                     k += 1
                 }
             }
-            for at in eventIDs {
-                for k in 0..<8 { bytes[at + k] = roundHex[k] }
+            for id in eventIDs {
+                for k in 0..<8 { bytes[id.start + k] = roundHex[k] }
             }
         }
         return out
+    }
+}
+
+/// How `--live` names each send's events. Numbered ids (the send's number, then the record's)
+/// arrive in order, so the store's retry-id index grows at its end; the SDK sends random
+/// GUIDs, which land anywhere in it: the shape to soak with when what the store writes
+/// matters.
+enum LiveEventIDs: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case numbered, random
+
+    /// A version-4 GUID in lower-case hex, from 128 random bits.
+    static func guid(_ high: UInt64, _ low: UInt64) -> [UInt8] {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        for n in 0..<32 {
+            if n == 8 || n == 12 || n == 16 || n == 20 { out.append(UInt8(ascii: "-")) }
+            let word = n < 16 ? high : low
+            var nibble = Int((word >> UInt64(60 - (n % 16) * 4)) & 0xF)
+            if n == 12 { nibble = 4 }  // the version
+            if n == 16 { nibble = 8 | (nibble & 3) }  // the variant
+            out.append(digits[nibble])
+        }
+        return out
+    }
+}
+
+/// SplitMix64: fast, and random enough to scatter ids over an index.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -83,6 +83,33 @@ import Testing
         }
     }
 
+    /// `--live --event-ids random`, the soak's shape of the SDK's ids: every event a fresh
+    /// GUID, each stored once, in no order (about half of the neighbours ascend), where the
+    /// numbered default sends ids that reach the retry-id index in order.
+    @Test func liveRandomIdsAreFreshGUIDsInNoOrder() async throws {
+        let d = try SharedDaemon.daemon()
+        let run = try await ControlProcess.run(
+            [
+                "--live", "--event-ids", "random", "--logs-fraction", "0", "--rate", "2000", "--duration", "1",
+                "--concurrency", "2", "--batch-size", "200", "--encoding", "identity", "--json",
+            ], daemon: d, binary: ControlProcess.benchBinary)
+        #expect(run.status == 0, "\(run.errors)")
+        let report = parseJSON(Array(run.output.utf8))
+        let records = report["records"] as? Int ?? 0
+        #expect(records >= 400 && report["accepted"] as? Int == records, "\(run.output)")
+        // The other tests' generators number their ids: only this run's are GUIDs.
+        let ids = try await d.allEvents(extra: "&since=-15m").compactMap { $0["eventId"] as? String }.filter {
+            $0.wholeMatch(of: /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/) != nil
+        }
+        #expect(ids.count == records, "\(ids.count) GUID ids stored for \(records) records sent")
+        #expect(Set(ids).count == ids.count, "every id is fresh")
+        let ascending = zip(ids, ids.dropFirst()).filter { $0 < $1 }.count
+        #expect(ascending > ids.count / 4 && ascending < ids.count * 3 / 4, "\(ascending) of \(ids.count) neighbours ascend")
+        let numbered = try await ControlProcess.run(
+            ["--event-ids", "random", "--duration", "1"], daemon: d, binary: ControlProcess.benchBinary)
+        #expect(numbered.status != 0 && numbered.errors.contains("--event-ids applies to --live only"), "\(numbered.errors)")
+    }
+
     /// A remembered `mamtelemetryctl bench` command line fails with the program to run instead.
     @Test func theOperatorCLIPointsToTheLoadGenerator() throws {
         let run = try BundleFleet.system(ControlProcess.binary.path, ["bench", "--duration", "1", "--json"])

@@ -8,6 +8,9 @@
 #                                        cap overshoot (> 10%) or on RSS stepping up across
 #                                        retention passes
 #   scripts/soak.sh --minutes N --rate R --update-benchmarks --out DIR
+#                                        SOAK_EVENT_IDS=random gives every event a fresh random
+#                                        GUID, as the SDK does (default: numbered ids, which reach
+#                                        the store's retry-id index in order: the cheap case)
 #                                        SOAK_NOTE="..." adds a sentence about the run (its
 #                                        machine, why it was cut short) to BENCHMARKS.md
 #
@@ -22,7 +25,8 @@
 # Every sample (30 s; 10 s with --short) records RSS (anonymous and file-backed, read before
 # the sample's own queries, and the peak since the last sample), descriptors, threads, the
 # store's live bytes (what the cap bounds) and its files on disk, both queries' latency,
-# bundle latency and errors. At the end, acknowledged records are checked against the
+# bundle latency and errors; the anonymous RSS is also read once a second (rss.tsv), for the
+# step check. At the end, acknowledged records are checked against the
 # store (records now stored + records retention deleted), a table and a plot (gnuplot) are
 # written to the output directory, and --update-benchmarks puts them into BENCHMARKS.md.
 set -euo pipefail
@@ -66,6 +70,7 @@ else
   LOGS_DAYS=0.007
 fi
 EVENTS_DAYS=1
+EVENT_IDS=${SOAK_EVENT_IDS:-numbered}
 SECONDS_TOTAL=$((MINUTES * 60))
 
 install_missing jq:jq curl:curl gnuplot-nox:gnuplot
@@ -111,13 +116,13 @@ RATE_MEASURED=0
 if [ -z "$RATE" ]; then
   RATE_MEASURED=1
   echo "== maximum ingest (10 s closed loop, live records)"
-  "$GEN" --live --duration 10 --concurrency 16 --batch-size 500 --encoding identity --json >"$OUT/max.json"
+  "$GEN" --live --event-ids "$EVENT_IDS" --duration 10 --concurrency 16 --batch-size 500 --encoding identity --json >"$OUT/max.json"
   RATE=$(python3 -c "import json;print(int(json.load(open('$OUT/max.json'))['recordsPerSecond'] / 2))")
 fi
-echo "== soak: $MINUTES min at $RATE records/s, prod cap $CAP bytes, sample every $SAMPLE s" | tee -a "$OUT/machine.txt"
+echo "== soak: $MINUTES min at $RATE records/s ($EVENT_IDS eventIds), prod cap $CAP bytes, sample every $SAMPLE s" | tee -a "$OUT/machine.txt"
 
 # The load for the whole soak; its JSON (acknowledged records, errors, latency) comes at the end.
-"$GEN" --live --rate "$RATE" --duration "$SECONDS_TOTAL" --concurrency 64 --batch-size 500 --encoding identity \
+"$GEN" --live --event-ids "$EVENT_IDS" --rate "$RATE" --duration "$SECONDS_TOTAL" --concurrency 64 --batch-size 500 --encoding identity \
   --json >"$OUT/load.json" 2>"$OUT/load.err" &
 LOADPID=$!
 PIDS+=("$LOADPID")
@@ -159,11 +164,20 @@ used_bytes() { # the prod store's pages that hold data: what its size cap is com
     echo 0
 }
 
-printf 't_s\trss_kib\tanon_kib\tfile_kib\tfds\tthreads\tused_bytes\tdisk_bytes\tnomatch_ms\tmatch_ms\tbundle_ms\terrors\tacked\tretained\tfollow_lines\tretention_passes\tpeak_rss_kib\n' >"$OUT/samples.tsv"
+printf 't_s\trss_kib\tanon_kib\tfile_kib\tfds\tthreads\tused_bytes\tdisk_bytes\tnomatch_ms\tmatch_ms\tbundle_ms\terrors\tacked\tretained\tfollow_lines\tretention_passes\tpeak_rss_kib\twritten_bytes\n' >"$OUT/samples.tsv"
 ERRORS=0
 NEXT_BUNDLE=0
 BUNDLE_MS=""
 T0=$(date +%s)
+# The anonymous RSS once a second, for the report's step check (see soak-report.py): it swings
+# by 30-40 MiB within seconds, too much for the few samples below to give its level.
+(
+  while kill -0 "$DPID" 2>/dev/null; do
+    printf '%s\t%s\n' "$(($(date +%s) - T0))" "$(awk '/^RssAnon:/{print $2}' "/proc/$DPID/status" 2>/dev/null)"
+    sleep 1
+  done
+) >"$OUT/rss.tsv" &
+PIDS+=("$!")
 while :; do
   NOW=$(date +%s)
   T=$((NOW - T0))
@@ -207,8 +221,10 @@ PY
   RETAINED=$(metric_sum mamtelemetry_retention_deleted_records_total)
   PASSES=$(metric_sum mamtelemetry_retention_passes_total)
   FOLLOWED=$(wc -l <"$OUT/follow.ndjson")
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$T" "$RSS" "$ANON" "$FILE" "$FDS" "$THREADS" "$USED" \
-    "$DISK" "$NOMATCH" "$MATCH" "${BUNDLE_MS:-}" "$((ERRORS + REFUSED))" "$ACKED" "$RETAINED" "$FOLLOWED" "$PASSES" "$PEAK" |
+  # What the daemon has written to disk so far (database, WAL, checkpoints).
+  WRITTEN=$(awk '/^write_bytes:/{print $2}' "/proc/$DPID/io" 2>/dev/null || echo "")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$T" "$RSS" "$ANON" "$FILE" "$FDS" "$THREADS" "$USED" \
+    "$DISK" "$NOMATCH" "$MATCH" "${BUNDLE_MS:-}" "$((ERRORS + REFUSED))" "$ACKED" "$RETAINED" "$FOLLOWED" "$PASSES" "$PEAK" "$WRITTEN" |
     tee -a "$OUT/samples.tsv"
   BUNDLE_MS=""
   SLEEP=$((T0 + T + SAMPLE - $(date +%s)))

@@ -26,4 +26,31 @@ public enum JSONMemberProbe {
             return false
         }
     }
+
+    /// The string value of `record`'s top-level member `name` (unescaped), nil when the record
+    /// has none, it is not a string, or the record does not parse. The spool reads a stored
+    /// record's `eventId` with it.
+    public static func topLevelString(_ record: [UInt8], member name: String) -> String? {
+        struct Found: Error { var value: String? }
+        return record.withUnsafeBufferPointer { bytes in
+            var cursor = JSONRecordScanner.Cursor(b: bytes, limits: .walkOnly)
+            cursor.skipSpace()
+            guard cursor.peek == UInt8(ascii: "{") else { return nil }
+            do {
+                try cursor.object { key, cursor in
+                    guard key == name else {
+                        _ = try cursor.value(capture: false)
+                        return
+                    }
+                    if case .string(let value) = try cursor.value(capture: true) { throw Found(value: value) }
+                    throw Found(value: nil)
+                }
+            } catch let found as Found {
+                return found.value
+            } catch {
+                return nil
+            }
+            return nil
+        }
+    }
 }

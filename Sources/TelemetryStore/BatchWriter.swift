@@ -11,6 +11,7 @@ struct BatchWriter {
     let configuration: StoreConfiguration
     let db: Database
     let dedup: Statement
+    let retryKey: RetryKey
     /// Called before a kind's rows when another kind's are already written (a test seam).
     let betweenKinds: () throws -> Void
     var rawBytes = 0
@@ -23,7 +24,8 @@ struct BatchWriter {
         self.configuration = configuration
         self.db = db
         self.betweenKinds = betweenKinds
-        dedup = try db.makeStatement(sql: "INSERT OR IGNORE INTO event_id(kind, appId, eventId, incident, seq) VALUES (?, ?, ?, ?, ?)")
+        dedup = try db.makeStatement(sql: "INSERT OR IGNORE INTO event_id(key, kind, seq) VALUES (?, ?, ?)")
+        retryKey = try RetryKey.load(db)
     }
 
     struct Written {
@@ -139,7 +141,9 @@ struct BatchWriter {
             for (index, record) in group.records.enumerated() {
                 if let eventId = record.eventId {
                     // Records keep arrival order, so a survivor's id is known now.
-                    try dedup.execute(arguments: [kind.storedCode, record.keys.appId, eventId, record.keys.incident, seq])
+                    let key = retryKey.key(
+                        kind: kind.storedCode, appId: record.keys.appId, eventId: eventId, incident: record.keys.incident)
+                    try dedup.execute(arguments: [key, kind.storedCode, seq])
                     if db.changesCount == 0 {
                         outcomes[g].duplicates += 1
                         outcomes[g].duplicateIndices.append(index)

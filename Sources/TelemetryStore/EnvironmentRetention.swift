@@ -102,8 +102,9 @@ struct EnvironmentRetention: Sendable {
     }
 
     /// Deletes the dedup ids of one batch's records: its seq span, of its kind. The seq index
-    /// is named because, left to choose, SQLite searches the primary key by `kind`, which
-    /// visits every id of that kind: with millions of ids a pass deleting a few hundred
+    /// holds the kind, so the span is found and filtered in the index alone; it is named
+    /// because, when the primary key began with `kind`, SQLite chose to search that instead,
+    /// visiting every id of the kind: with millions of ids a pass deleting a few hundred
     /// batches held the writer for minutes and ingest stopped while it ran.
     static let deleteDedupIds = "DELETE FROM event_id INDEXED BY event_id_seq WHERE seq >= ? AND seq <= ? AND kind = ?"
 

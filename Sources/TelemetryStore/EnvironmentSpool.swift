@@ -14,13 +14,6 @@ struct EnvironmentSpool: Sendable {
     func unshippedBatches(after: Int64, limit: Int) async throws -> [SpoolBatch] {
         let env = self.env
         return try await pool.read { db in
-            // Uploads' records are left out: their identity includes their incident. App and id
-            // are read as blobs: as text GRDB would stop at a NUL byte and ship another id.
-            let ids = try db.cachedStatement(
-                sql: """
-                    SELECT seq, CAST(appId AS BLOB), CAST(eventId AS BLOB) FROM event_id
-                    WHERE seq >= ? AND seq < ? AND incident = '' ORDER BY seq
-                    """)
             let rows = try Row.fetchAll(
                 db,
                 sql: "SELECT id, kind, firstSeq, count, receivedAt, storedBytes, keys, payload FROM batch WHERE id > ? ORDER BY id LIMIT ?",
@@ -33,17 +26,26 @@ struct EnvironmentSpool: Sendable {
                 guard lines.count == keys.count, keys.count == row["count"] as Int else {
                     throw StoreError.corruptBlock("batch \(id) lines/keys mismatch")
                 }
-                let firstSeq: Int64 = row["firstSeq"]
-                let eventIDs = try Row.fetchAll(ids, arguments: [firstSeq, firstSeq + Int64(keys.count)]).map { r in
-                    SpooledEventID(
-                        index: Int((r[0] as Int64) - firstSeq), appId: String(decoding: r[1] as Data, as: UTF8.self),
-                        eventId: String(decoding: r[2] as Data, as: UTF8.self))
-                }
                 return SpoolBatch(
-                    env: env, batchID: id, kind: (row["kind"] as Int) == 0 ? .event : .log, firstSeq: firstSeq,
-                    receivedAt: row["receivedAt"], storedBytes: row["storedBytes"], keys: keys, records: lines, eventIDs: eventIDs)
+                    env: env, batchID: id, kind: (row["kind"] as Int) == 0 ? .event : .log, firstSeq: row["firstSeq"],
+                    receivedAt: row["receivedAt"], storedBytes: row["storedBytes"], keys: keys, records: lines,
+                    eventIDs: Self.eventIDs(keys: keys, records: lines))
             }
         }
+    }
+
+    /// The retry identities to ship beside a batch: the `eventId` of each record that has one,
+    /// read from the record as stored (`event_id` keeps only a hash of it, see ``RetryKey``),
+    /// with its app, each up to its first NUL (``RetryIdentity``). Uploads' records are left
+    /// out: their identity includes their incident.
+    static func eventIDs(keys: [RecordKeys], records: [ArraySlice<UInt8>]) -> [SpooledEventID] {
+        var out: [SpooledEventID] = []
+        for (index, record) in records.enumerated() where keys[index].incident.isEmpty {
+            guard let eventId = JSONMemberProbe.topLevelString(Array(record), member: "eventId") else { continue }
+            out.append(
+                SpooledEventID(index: index, appId: RetryIdentity.text(keys[index].appId), eventId: RetryIdentity.text(eventId)))
+        }
+        return out
     }
 
     /// Deletes shipped batches, in one transaction. Their records' dedup ids stay, so a client

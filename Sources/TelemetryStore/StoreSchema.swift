@@ -210,6 +210,13 @@ enum StoreSchema {
                 newest.map { EventRollupScope.minute(of: $0.saturatingSubtracting(EventRollupScope.minutesKeptMs)) } ?? .min, db: db)
             _ = try EnvironmentRollups.rebuild(db, grains: [.minute])
         }
+        m.registerMigration("v9-retry-id-keys") { db in
+            // Retry ids as 16-byte keyed hashes of (kind, app, eventId, incident) instead of
+            // the texts (see RetryKey), with the kind beside the seq in the seq index so a
+            // retention pass deletes one kind's ids of a seq span from the index alone. The
+            // spool reads a batch's eventIds from its records since (EnvironmentSpool).
+            try RetryKey.replaceTextIds(db)
+        }
         return m
     }
 }

@@ -37,7 +37,7 @@ import Testing
         (0..<count).map { _ in
             serial += 1
             var r = Records.event(app: rng.pick(apps), device: "dev-\(rng.below(5))", time: 1_767_225_600_000 + Int64(serial))
-            r.eventId = eventId(&rng, serial: serial)
+            r.setEventId(eventId(&rng, serial: serial))
             return r
         }
     }
@@ -139,7 +139,7 @@ import Testing
         let pad = String(repeating: "p", count: 1_000)
         let records = (0..<400).map { i in
             var r = Records.event(app: "com.a", device: "d", time: Int64(i))
-            r.eventId = "\(i)-\(pad)"
+            r.setEventId("\(i)-\(pad)")
             return r
         }
         #expect(ClickHouseRetryCheck.idChunks(Set(records.map { Array($0.eventId!.utf8) })).count > 2)
@@ -161,7 +161,7 @@ import Testing
         let b = try await ClickHouseStoreFixture(database: "nocheck", tuning: tuning, forwarding: false, server: a.server, collector: 2)
         let records = (0..<5).map { i in
             var r = Records.event(app: "com.a", device: "d", time: Int64(i))
-            r.eventId = "e-\(i)"
+            r.setEventId("e-\(i)")
             return r
         }
         #expect(try await a.store.append(records, kind: .event, env: .prod, receivedAt: 1, incident: nil).stored == 5)
@@ -177,9 +177,9 @@ import Testing
         let f = try await ClickHouseStoreFixture(database: "retrydown", forwarding: false)
         try f.server.stop(timeoutSeconds: 3)
         var first = Records.event(app: "com.d", device: "d", time: 1)
-        first.eventId = "e-1"
+        first.setEventId("e-1")
         var second = Records.event(app: "com.d", device: "d", time: 2)
-        second.eventId = "e-2"
+        second.setEventId("e-2")
         // Stored, not refused: the spool is what a 2xx promises; the check fails open.
         let outcome = try await f.store.append([first], kind: .event, env: .prod, receivedAt: 1000, incident: nil)
         #expect(outcome.stored == 1)

@@ -136,3 +136,13 @@ enum Records {
             eventId: nil, message: message)
     }
 }
+
+extension DecodedRecord {
+    /// Gives the record `id` as its `eventId` the way ingest does: in its JSON and beside it
+    /// (a spool reads the id it ships from the stored record).
+    mutating func setEventId(_ id: String?) {
+        eventId = id
+        guard let id else { return }
+        json = JSONSplice.prepend(JSONWriter.quoted("eventId") + [UInt8(ascii: ":")] + JSONWriter.quoted(id), to: json)
+    }
+}

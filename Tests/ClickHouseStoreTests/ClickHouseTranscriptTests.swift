@@ -40,12 +40,12 @@ import Testing
                 time: t0 + Int64(i) * 1000, message: "line \(i) ünïcödé")
         }
         // Half the events carry an eventId: shipped into `event_ids`, asked for by a retry below.
-        for i in stride(from: 0, to: events.count, by: 2) { events[i].eventId = "evt-\(i) 'q' \\ \t" }
+        for i in stride(from: 0, to: events.count, by: 2) { events[i].setEventId("evt-\(i) 'q' \\ \t") }
         try await f.append(events, receivedAt: now - 5000)
         try await f.append(logs, kind: .log, receivedAt: now - 5000)
         // Old enough for retention to drop its partition.
         var old = Records.event(app: "com.a", device: "old", time: t0)
-        old.eventId = "evt-old"
+        old.setEventId("evt-old")
         try await f.append([old], receivedAt: now - 40 * 86_400_000)
         let incident = Incident(
             id: IncidentID.random().value, guid: "0f0e0d0c-0000-4000-8000-000000000001", env: .prod, appId: "com.a", deviceId: "dev-1",

@@ -135,14 +135,18 @@ import Testing
 
         // Retry ids live exactly as long as their events; rollups 35 days after their last record.
         let queue = try DatabaseQueue(path: directory.appendingPathComponent("prod/records.sqlite").path)
-        let (ids, rollupDays) = try await queue.read { db in
+        let (ids, rollupDays, retryKey) = try await queue.read { db in
             (
-                Set(try String.fetchAll(db, sql: "SELECT eventId FROM event_id WHERE kind = 0")),
-                Set(try Int64.fetchAll(db, sql: "SELECT DISTINCT lastReceivedAt FROM event_rollup"))
+                Set(try Data.fetchAll(db, sql: "SELECT key FROM event_id WHERE kind = 0")),
+                Set(try Int64.fetchAll(db, sql: "SELECT DISTINCT lastReceivedAt FROM event_rollup")),
+                try RetryKey.load(db)
             )
         }
         try queue.close()
-        #expect(ids == Set(days.filter { kept($0, days: 30) }.flatMap(\.eventIDs)), "retry ids at \(Timestamp.format(milliseconds: now))")
+        let keptIDs = days.filter { kept($0, days: 30) }.flatMap(\.eventIDs)
+        #expect(
+            ids == Set(keptIDs.map { retryKey.key(kind: 0, appId: "com.app", eventId: $0, incident: "") }),
+            "retry ids at \(Timestamp.format(milliseconds: now))")
         #expect(
             rollupDays == Set(days.filter { kept($0, days: 35) }.map(\.receivedAt)), "rollups at \(Timestamp.format(milliseconds: now))")
     }
@@ -202,9 +206,14 @@ import Testing
                 clock.set(now)
                 _ = try await spool.maintain(env: .prod, limits: Self.policy.prod, nowMs: now)
                 let queue = try DatabaseQueue(path: directory.appendingPathComponent("prod/records.sqlite").path)
-                let ids = try await queue.read { Set(try String.fetchAll($0, sql: "SELECT eventId FROM event_id")) }
+                let (ids, retryKey) = try await queue.read {
+                    (Set(try Data.fetchAll($0, sql: "SELECT key FROM event_id")), try RetryKey.load($0))
+                }
                 try queue.close()
-                let expected = Set(shippedAt.filter { now < $0.value + SpoolRetryWindow.seconds * 1000 }.keys)
+                let expected = Set(
+                    shippedAt.filter { now < $0.value + SpoolRetryWindow.seconds * 1000 }.keys.map {
+                        retryKey.key(kind: 0, appId: "com.app", eventId: $0, incident: "")
+                    })
                 #expect(ids == expected, "retry ids at \(Timestamp.format(milliseconds: now))")
             }
         }

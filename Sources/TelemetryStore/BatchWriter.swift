@@ -12,6 +12,8 @@ struct BatchWriter {
     let db: Database
     let dedup: Statement
     let retryKey: RetryKey
+    /// Asks the ids written before they were keys, while any are left (``LegacyRetryIds``).
+    let legacyLookup: Statement?
     /// Called before a kind's rows when another kind's are already written (a test seam).
     let betweenKinds: () throws -> Void
     var rawBytes = 0
@@ -26,6 +28,7 @@ struct BatchWriter {
         self.betweenKinds = betweenKinds
         dedup = try db.makeStatement(sql: "INSERT OR IGNORE INTO event_id(key, kind, seq) VALUES (?, ?, ?)")
         retryKey = try RetryKey.load(db)
+        legacyLookup = try LegacyRetryIds.exist(db) ? LegacyRetryIds.lookup(db) : nil
     }
 
     struct Written {
@@ -143,8 +146,12 @@ struct BatchWriter {
                     // Records keep arrival order, so a survivor's id is known now.
                     let key = retryKey.key(
                         kind: kind.storedCode, appId: record.keys.appId, eventId: eventId, incident: record.keys.incident)
-                    try dedup.execute(arguments: [key, kind.storedCode, seq])
-                    if db.changesCount == 0 {
+                    let legacy = try legacyLookup.map {
+                        try LegacyRetryIds.contains(
+                            $0, kind: kind.storedCode, appId: record.keys.appId, eventId: eventId, incident: record.keys.incident)
+                    }
+                    if legacy != true { try dedup.execute(arguments: [key, kind.storedCode, seq]) }
+                    if legacy == true || db.changesCount == 0 {
                         outcomes[g].duplicates += 1
                         outcomes[g].duplicateIndices.append(index)
                         continue

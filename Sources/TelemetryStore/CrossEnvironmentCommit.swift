@@ -110,10 +110,14 @@ struct CrossEnvironmentCommit: Sendable {
                 try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'nextSeq'", arguments: [end])
             } else {
                 // The request was never acknowledged: free its dedupe keys so a retry is stored.
+                let legacy = try LegacyRetryIds.exist(db)
                 for row in rows {
                     let first: Int64 = row["firstSeq"]
                     try db.execute(
                         sql: "DELETE FROM event_id WHERE seq >= ? AND seq < ?", arguments: [first, first + (row["count"] as Int64)])
+                    if legacy, row["count"] as Int64 > 0 {
+                        try LegacyRetryIds.delete(kind: row["kind"], seqs: first...(first + (row["count"] as Int64) - 1), db)
+                    }
                 }
             }
             try db.execute(sql: "DELETE FROM staged_batch WHERE stage = ?", arguments: [stage])

@@ -40,6 +40,7 @@ struct EnvironmentRetention: Sendable {
             try db.execute(
                 sql: "DELETE FROM incident WHERE createdAt < ?", arguments: [nowMs - (limits.logsMaxAge ?? Int64.max / 2000) * 1000])
             try DeviceIndex.prune(db)
+            if try LegacyRetryIds.exist(db) { try LegacyRetryIds.sweep(db) }
             return result
         }
         if returnFreeSpace, result.batches > 0 || result.verboseScrubbed > 0 {
@@ -106,7 +107,7 @@ struct EnvironmentRetention: Sendable {
     /// because, when the primary key began with `kind`, SQLite chose to search that instead,
     /// visiting every id of the kind: with millions of ids a pass deleting a few hundred
     /// batches held the writer for minutes and ingest stopped while it ran.
-    static let deleteDedupIds = "DELETE FROM event_id INDEXED BY event_id_seq WHERE seq >= ? AND seq <= ? AND kind = ?"
+    static let deleteDedupIds = "DELETE FROM event_id INDEXED BY event_key_seq WHERE seq >= ? AND seq <= ? AND kind = ?"
 
     /// Deletes the matching batches and the dedup ids of their records. Only the head of each
     /// row's keys blob is read (a segment's id span is in its first bytes): a pass that deletes
@@ -118,11 +119,13 @@ struct EnvironmentRetention: Sendable {
             sql:
                 "SELECT id, kind, firstSeq, count, storedBytes, substr(keys, 1, \(StoredBlock.idSpanHeadBytes)) AS head FROM batch WHERE \(condition)",
             arguments: arguments)
+        let legacy = try LegacyRetryIds.exist(db)
         for row in rows {
             let count: Int64 = row["count"]
             // A segment's ids have the other kind's in between: its span, of its own kind.
             let ids = try StoredBlock.idSpan(keysBlob: [UInt8](row["head"] as Data), firstSeq: row["firstSeq"], count: count)
             try db.execute(sql: deleteDedupIds, arguments: [ids.lowerBound, ids.upperBound, row["kind"] as Int])
+            if legacy { try LegacyRetryIds.delete(kind: row["kind"], seqs: ids, db) }
             try db.execute(sql: "DELETE FROM batch WHERE id = ?", arguments: [row["id"] as Int64])
             result.batches += 1
             result.records += Int(count)

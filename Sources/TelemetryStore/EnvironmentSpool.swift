@@ -71,12 +71,18 @@ struct EnvironmentSpool: Sendable {
         let cutoff = nowMs - SpoolRetryWindow.seconds * 1000
         var result = try await pool.write { db in
             var result = RetentionResult()
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO seq_mark(at, seq) SELECT ?, COALESCE(MAX(seq), 0) FROM event_id", arguments: [nowMs])
+            let legacy = try LegacyRetryIds.exist(db)
+            let highest = max(
+                try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM event_id") ?? 0, legacy ? try LegacyRetryIds.maxSeq(db) ?? 0 : 0)
+            try db.execute(sql: "INSERT OR REPLACE INTO seq_mark(at, seq) VALUES (?, ?)", arguments: [nowMs, highest])
             if let seq = try Int64.fetchOne(db, sql: "SELECT seq FROM seq_mark WHERE at <= ? ORDER BY at DESC LIMIT 1", arguments: [cutoff])
             {
                 try db.execute(sql: "DELETE FROM event_id WHERE seq <= ?", arguments: [seq])
                 result.retryIDs = db.changesCount
+                if legacy {
+                    result.retryIDs += try LegacyRetryIds.delete(through: seq, db)
+                    try LegacyRetryIds.dropIfEmpty(db)
+                }
                 try db.execute(sql: "DELETE FROM seq_mark WHERE at <= ?", arguments: [cutoff])
             }
             if let age = limits.logsMaxAge {

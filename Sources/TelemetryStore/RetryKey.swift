@@ -36,38 +36,31 @@ struct RetryKey: Sendable {
     static func create(_ db: Database) throws -> RetryKey {
         var random = SystemRandomNumberGenerator()
         let key = RetryKey(random.next(), random.next(), random.next(), random.next())
-        try db.execute(sql: "CREATE TABLE retry_key_secret (k0 INTEGER NOT NULL, k1 INTEGER NOT NULL, k2 INTEGER NOT NULL, k3 INTEGER NOT NULL)")
+        try db.execute(
+            sql: "CREATE TABLE retry_key_secret (k0 INTEGER NOT NULL, k1 INTEGER NOT NULL, k2 INTEGER NOT NULL, k3 INTEGER NOT NULL)")
         try db.execute(
             sql: "INSERT INTO retry_key_secret VALUES (?, ?, ?, ?)",
             arguments: [Int64(bitPattern: key.k0), Int64(bitPattern: key.k1), Int64(bitPattern: key.k2), Int64(bitPattern: key.k3)])
         return key
     }
 
-    /// The migration to keys: a secret for this store, then every id of the text table
-    /// (kind, appId, eventId, incident, seq) under its key, in a table of the same name.
-    static func replaceTextIds(_ db: Database) throws {
-        let key = try create(db)
-        try db.execute(
-            sql: """
-                CREATE TABLE event_id_v3 (
-                  key BLOB NOT NULL PRIMARY KEY,
-                  kind INTEGER NOT NULL,
-                  seq INTEGER NOT NULL
-                ) WITHOUT ROWID
-                """)
-        let old = try Row.fetchCursor(
-            db, sql: "SELECT kind, CAST(appId AS BLOB), CAST(eventId AS BLOB), CAST(incident AS BLOB), seq FROM event_id")
-        let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO event_id_v3(key, kind, seq) VALUES (?, ?, ?)")
-        while let row = try old.next() {
-            let kind: Int = row[0]
-            let bytes = { (i: Int) in [UInt8]((row[i] as Data?) ?? Data()) }
-            try insert.execute(arguments: [key.key(kind: kind, appId: bytes(1), eventId: bytes(2), incident: bytes(3)), kind, row[4]])
+    /// The migration to keys: a secret for this store and an empty keyed `event_id`; the text
+    /// table's ids, if it has any, stay as ``LegacyRetryIds`` until retention has drained them.
+    static func migrate(_ db: Database) throws {
+        _ = try create(db)
+        if try Row.fetchOne(db, sql: "SELECT 1 FROM event_id LIMIT 1") == nil {
+            try db.execute(sql: "DROP TABLE event_id")
+        } else {
+            try db.execute(sql: "ALTER TABLE event_id RENAME TO \(LegacyRetryIds.table)")
         }
         try db.execute(
             sql: """
-                DROP TABLE event_id;
-                ALTER TABLE event_id_v3 RENAME TO event_id;
-                CREATE INDEX event_id_seq ON event_id(seq, kind);
+                CREATE TABLE event_id (
+                  key BLOB NOT NULL PRIMARY KEY,
+                  kind INTEGER NOT NULL,
+                  seq INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE INDEX event_key_seq ON event_id(seq, kind);
                 """)
     }
 
@@ -78,7 +71,7 @@ struct RetryKey: Sendable {
         key(kind: kind, appId: Array(appId.utf8), eventId: Array(eventId.utf8), incident: Array(incident.utf8))
     }
 
-    /// The same from the texts' UTF-8 bytes (the migration reads them as blobs).
+    /// The same from the texts' UTF-8 bytes.
     func key(kind: Int, appId: [UInt8], eventId: [UInt8], incident: [UInt8]) -> Data {
         let (appId, eventId, incident) = (Self.upToNUL(appId), Self.upToNUL(eventId), Self.upToNUL(incident))
         // Lengths first, so no two field lists make the same message.

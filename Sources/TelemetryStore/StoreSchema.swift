@@ -214,8 +214,9 @@ enum StoreSchema {
             // Retry ids as 16-byte keyed hashes of (kind, app, eventId, incident) instead of
             // the texts (see RetryKey), with the kind beside the seq in the seq index so a
             // retention pass deletes one kind's ids of a seq span from the index alone. The
-            // spool reads a batch's eventIds from its records since (EnvironmentSpool).
-            try RetryKey.replaceTextIds(db)
+            // ids already written stay as texts until retention drains them (LegacyRetryIds).
+            // The spool reads a batch's eventIds from its records since (EnvironmentSpool).
+            try RetryKey.migrate(db)
         }
         return m
     }

@@ -87,6 +87,20 @@ import Testing
         #expect(log.stored == 1 && log.ids == [4])
         let event = try await store.append([Self.record(.event, "legacy-l")], kind: .event, env: .prod, receivedAt: 1, incident: nil)
         #expect(event.stored == 1 && event.ids == [5])
+
+        // The text ids stay (LegacyRetryIds) until retention has deleted their records: the
+        // old batches (received at 0) go, the orphan with them, and the table is dropped; a
+        // retry of a record retention removed is stored again, as with keyed ids.
+        let prod = store.databases.prod
+        #expect(try await prod.pool.read { try LegacyRetryIds.exist($0) })
+        let limits = RetentionPolicy.Limits(eventsMaxAge: 0, logsMaxAge: 0, verboseLogsMaxAge: nil, maxBytes: nil)
+        let removed = try await prod.retention.apply(limits, nowMs: 1)
+        #expect(removed.batches == 2)
+        #expect(try await prod.pool.read { try LegacyRetryIds.exist($0) } == false)
+        let again = try await store.append([Self.record(.event, "legacy-e")], kind: .event, env: .prod, receivedAt: 2, incident: nil)
+        #expect(again.stored == 1)
+        let still = try await store.append([Self.record(.log, "legacy-e")], kind: .log, env: .prod, receivedAt: 2, incident: nil)
+        #expect(still.duplicates == 1, "the log stored after the upgrade is kept, with its key")
         await store.committer.close()
     }
 }

@@ -61,6 +61,12 @@ public struct BundleBuilder: Sendable {
     public var incidentAfter: Int64 = 3_600_000
     /// Devices an identity bundle widens to, at most.
     public static let maxIdentityDevices = 50
+    /// How long one read of a bundle's records may take before its page ends: the WAL grows
+    /// behind an open snapshot by what ingest writes meanwhile (about 100 MB/s in a debug soak
+    /// with random eventIds, where single-read bundles of 3-7 s left the files at up to 3.6x
+    /// the size cap); at 250 ms that is a few tens of MB, and a bundle pays one row's re-read
+    /// per page.
+    public static let readBudget: Duration = .milliseconds(250)
     public static let defaultWindow: Int64 = 24 * 3_600_000
 
     public init(store: any RecordStore, pseudonymizer: Pseudonymizer, temporaryDirectory: URL, daemonVersion: String) {
@@ -146,9 +152,12 @@ public struct BundleBuilder: Sendable {
                 try await ArchiveMember.write(member, into: archive, sink: &sink) {
                     for (first, skip) in passes {
                         pass.skip = skip
-                        // Each page is one read of the store; between pages other writers and
-                        // checkpoints get their turn, so a large bundle never holds one snapshot open.
+                        // Each page is one read of the store, ended after `readBudget` even
+                        // when it found few records (a device's records can lie far apart);
+                        // between pages other writers and checkpoints get their turn, so a
+                        // bundle never holds one snapshot open for long.
                         var query = first
+                        query.readBudget = Self.readBudget
                         while let next = try await store.scan(query, announcePageEnd: false, pass.take) {
                             try pass.flush()
                             try Task.checkCancellation()

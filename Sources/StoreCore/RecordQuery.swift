@@ -46,6 +46,12 @@ public struct RecordQuery: Sendable {
     /// arrives late below a later id cannot be skipped.
     public var throughID: Int64?
     public var order: Order
+    /// How long one read may look for matches before it ends its page early, with a cursor
+    /// after the last row it read (a page that ends so may hold fewer than `limit` records, or
+    /// none). nil: until `limit` matches or the end. A bundle of a device whose records are
+    /// few and far apart sets it: one read over a whole store holds one snapshot for seconds,
+    /// and the WAL cannot be reused behind it while ingest writes on (issue 28).
+    public var readBudget: Duration?
 
     public init(
         kind: RecordKind, env: TelemetryEnvironment = .prod, app: String? = nil, device: String? = nil,

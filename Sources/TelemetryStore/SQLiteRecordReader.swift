@@ -81,12 +81,23 @@ struct SQLiteRecordReader: Sendable {
             columns: "id, firstSeq, count, receivedAt, storedBytes, levelMask, bloom, keys, payload", kind: q.kind == .event ? 0 : 1,
             since: q.since, until: q.until, after: q.after, through: q.throughID, order: q.order, db: db)
         defer { reads.add(rows.finish()) }
+        let deadline = q.readBudget.map { ContinuousClock.now + $0 }
+        var previousFirstSeq: Int64?
         while let row = try rows.next() {
+            // Out of budget: the page ends before this row, with a cursor that starts the next
+            // read at it (ascending, the row holding the cursor is read again, its records all
+            // skipped; descending, rows below the last one read).
+            let firstSeq: Int64 = row["firstSeq"]
+            if let deadline, let previous = previousFirstSeq, ContinuousClock.now >= deadline {
+                return q.order == .asc ? firstSeq - 1 : previous
+            }
+            // The row holding an ascending cursor is read again for nothing: it does not count
+            // as progress, or a page could end before every row after it, again and again.
+            if q.order == .desc || q.after.map({ firstSeq > $0 }) ?? true { previousFirstSeq = firstSeq }
             if levelMaskNeeded != 0, (row["levelMask"] as Int) & levelMaskNeeded == 0 { continue }
             let bloom = BloomFilter(bytes: [UInt8](row["bloom"] as Data))
             if !terms.allSatisfy({ bloom.mightContain($0) }) { continue }
             if let anyOf, !anyOf.contains(where: { bloom.mightContain($0) }) { continue }
-            let firstSeq: Int64 = row["firstSeq"]
             let receivedAt: Int64 = row["receivedAt"]
             let key = ResumeBlocks.Key(
                 row: row["id"], firstSeq: firstSeq, count: row["count"], storedBytes: row["storedBytes"], levelMask: row["levelMask"],

@@ -1,14 +1,14 @@
 import Foundation
 
 struct BenchData {
-    var rng: UInt64
+    var rng: SplitMix64
     let nonce: UInt64
     let ppe: Double
     let disabled: Double
     let times: BenchTimes
 
     init(seed: UInt64, nonce: UInt64, ppe: Double, disabled: Double, times: BenchTimes = .lastTenMinutes) {
-        self.rng = seed | 1
+        self.rng = SplitMix64(seed: seed | 1)
         self.nonce = nonce
         self.ppe = ppe
         self.disabled = disabled
@@ -34,13 +34,7 @@ struct BenchData {
         ("ConditionalLaunch", "Conditional launch evaluation passed (%d rules)"),
     ]
 
-    mutating func next() -> UInt64 {
-        rng &+= 0x9E37_79B9_7F4A_7C15
-        var z = rng
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { rng.next() }
     mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
     mutating func chance(_ p: Double) -> Bool { Double(next() % 1_000_000) < p * 1_000_000 }
     mutating func weighted<T>(_ items: [(T, Int)]) -> T {

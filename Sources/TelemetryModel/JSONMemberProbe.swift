@@ -6,33 +6,26 @@ public enum JSONMemberProbe {
     /// named `name`. Stops at that member, so a large body is not walked to its end; any
     /// syntax error before it answers `false` and the body keeps its native reading.
     public static func topLevelObject(_ body: [UInt8], hasMember name: String) -> Bool {
-        struct Found: Error {}
-        // Only the members before `name` are walked; the record limits do not apply to a
-        // whole request.
-        return body.withUnsafeBufferPointer { bytes in
-            var cursor = JSONRecordScanner.Cursor(b: bytes, limits: .walkOnly)
-            cursor.skipSpace()
-            guard cursor.peek == UInt8(ascii: "{") else { return false }
-            do {
-                try cursor.object { key, cursor in
-                    if key == name { throw Found() }
-                    _ = try cursor.value(capture: false)
-                }
-            } catch is Found {
-                return true
-            } catch {
-                return false
-            }
-            return false
-        }
+        member(name, of: body) { _ in true } != nil
     }
 
     /// The string value of `record`'s top-level member `name` (unescaped), nil when the record
     /// has none, it is not a string, or the record does not parse. The spool reads a stored
     /// record's `eventId` with it.
     public static func topLevelString(_ record: [UInt8], member name: String) -> String? {
-        struct Found: Error { var value: String? }
-        return record.withUnsafeBufferPointer { bytes in
+        member(name, of: record) { cursor -> String? in
+            if case .string(let value) = try cursor.value(capture: true) { return value }
+            return nil
+        } ?? nil
+    }
+
+    /// What `read` makes of the value of the top-level member `name` of the object `bytes`
+    /// holds (after leading whitespace), the cursor on that value; nil when there is no such
+    /// member or the text before it (or the value) does not parse. Only the members before
+    /// `name` are walked, under no size limits: the record limits do not apply to a request.
+    private static func member<T>(_ name: String, of bytes: [UInt8], _ read: (inout JSONRecordScanner.Cursor) throws -> T) -> T? {
+        var result: T?
+        return bytes.withUnsafeBufferPointer { bytes in
             var cursor = JSONRecordScanner.Cursor(b: bytes, limits: .walkOnly)
             cursor.skipSpace()
             guard cursor.peek == UInt8(ascii: "{") else { return nil }
@@ -42,11 +35,11 @@ public enum JSONMemberProbe {
                         _ = try cursor.value(capture: false)
                         return
                     }
-                    if case .string(let value) = try cursor.value(capture: true) { throw Found(value: value) }
-                    throw Found(value: nil)
+                    result = try read(&cursor)
+                    throw FoundMember()
                 }
-            } catch let found as Found {
-                return found.value
+            } catch is FoundMember {
+                return result
             } catch {
                 return nil
             }
@@ -54,3 +47,6 @@ public enum JSONMemberProbe {
         }
     }
 }
+
+/// Ends a member walk at the member sought.
+private struct FoundMember: Error {}

@@ -20,16 +20,24 @@ public struct CompactionPolicy: Sendable, Hashable {
     public var maxReceiveSpanSeconds: Int64
     /// Pause between passes.
     public var interval: Duration
+    /// How long an open run (one that ends at the young rows, so the next batches may still
+    /// join it) waits for them before it is merged as it is. Under steady load every pass
+    /// ended in such a run; merged at once, the next pass merged that segment again with the
+    /// batches after it, inflating and re-encoding up to a whole segment (8 MiB of text and
+    /// 16,384 records' keys held at once) every two seconds. Waiting, the run fills with
+    /// batches and is merged once; a trickle still reaches segments within this time.
+    public var openRunWaitSeconds: Int64
 
     public init(
         maxRecords: Int = 16384, maxRawBytes: Int = 8 << 20, minimumAgeSeconds: Int64 = 5, maxReceiveSpanSeconds: Int64 = 3600,
-        interval: Duration = .seconds(2)
+        interval: Duration = .seconds(2), openRunWaitSeconds: Int64 = 30
     ) {
         self.maxRecords = maxRecords
         self.maxRawBytes = maxRawBytes
         self.minimumAgeSeconds = minimumAgeSeconds
         self.maxReceiveSpanSeconds = maxReceiveSpanSeconds
         self.interval = interval
+        self.openRunWaitSeconds = openRunWaitSeconds
     }
 }
 
@@ -38,8 +46,9 @@ public struct CompactionPolicy: Sendable, Hashable {
 /// minimum age are cut greedily up to its limits and each run becomes one segment in one
 /// transaction. Ids, dedup entries, incidents and rollups are untouched: only the rows'
 /// storage changes. A run that may still grow (it ends at the young rows) is merged only once
-/// its batches hold at least half as many records as the segments in it, so re-encoding a
-/// growing segment costs a bounded multiple of its size.
+/// its oldest batch has waited ``CompactionPolicy/openRunWaitSeconds`` for company, and only
+/// when its batches hold at least half as many records as the segments in it, so re-encoding
+/// a growing segment costs a bounded multiple of its size.
 public final class Compactor: Service, Sendable {
     private let databases: PerEnvironment<EnvironmentDatabase>
     private let policy: CompactionPolicy
@@ -98,6 +107,7 @@ public final class Compactor: Service, Sendable {
         let compaction = databases[env].compaction
         let key = "\(env.rawValue)/\(kind.storedCode)"
         let cutoff = clock.nowMilliseconds() - policy.minimumAgeSeconds * 1000
+        let openRunCutoff = cutoff - policy.openRunWaitSeconds * 1000
         let candidates = try await compaction.candidates(
             kind: kind, from: resumeAt.withLock { $0[key] ?? 0 }, receivedBefore: cutoff)
         var result = PassResult()
@@ -123,7 +133,11 @@ public final class Compactor: Service, Sendable {
             start = end
             let batchRecords = run.filter { !$0.isSegment }.reduce(0) { $0 + $1.count }
             let segmentRecords = records - batchRecords
-            guard batchRecords > 0, complete || batchRecords * 2 >= segmentRecords else { continue }
+            guard batchRecords > 0 else { continue }
+            if !complete {
+                let waited = run.first { !$0.isSegment }.map { $0.receivedAt < openRunCutoff } ?? false
+                guard waited, batchRecords * 2 >= segmentRecords else { continue }
+            }
             let faults = self.faults
             guard
                 let outcome = try await compaction.compact(

@@ -180,7 +180,7 @@ import Testing
 @Suite(.serialized) struct CompactionCrashTests {
     static let crashVariable = "MAMTELEMETRYD_TEST_CRASH_AT"
     static let noCompaction = ["--store-compact-after-seconds", "31536000"]
-    static let compactAtOnce = ["--store-compact-after-seconds", "0"]
+    static let compactAtOnce = ["--store-compact-after-seconds", "0", "--store-open-run-wait-seconds", "0"]
 
     /// Every page of events and logs in both orders, 300 records a page, as the API sends them.
     static func pages(_ d: DaemonProcess) async throws -> [String] {

@@ -58,6 +58,9 @@ extension ConfigurationKey {
         .integer(
             "store.compactAfterSeconds", .store, .needsRestart, \.store.compaction.minimumAgeSeconds, 0...31_536_000,
             help: "age in seconds at which batches are merged into segments"),
+        .integer(
+            "store.openRunWaitSeconds", .store, .needsRestart, \.store.compaction.openRunWaitSeconds, 0...31_536_000,
+            help: "seconds the newest batches wait for more to fill a segment before they are merged as they are"),
     ]
 
     private static let limits: [ConfigurationKey] = [

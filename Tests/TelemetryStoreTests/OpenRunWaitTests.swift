@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import Metrics
 import StoreCore
-import Testing
 import TestSupport
+import Testing
 
 @testable import TelemetryModel
 @testable import TelemetryStore

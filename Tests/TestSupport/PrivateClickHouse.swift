@@ -14,10 +14,14 @@ public final class PrivateClickHouse: @unchecked Sendable {
     public let cluster: String
 
     /// Starts `shards` servers with one cluster (`cluster`) spanning them. Port bases are
-    /// picked at random and retried when taken (the script exits 3 then).
+    /// picked at random and retried when taken (the script exits 3 then). A server that dies
+    /// at start-up on every one of the script's relaunches is tried on two other bases too:
+    /// 18.16 has done that six times in a row on one base (exit status 70, empty logs) and
+    /// the same suite passed at once after; the cause is not known.
     public init(shards: Int = 1, cluster: String = "mam_cluster") throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ch-\(UUID().uuidString.prefix(8))")
         self.cluster = cluster
+        var deaths = 0
         for _ in 0..<8 {
             let base = Int.random(in: 200..<600) * 100
             let (status, output) = try Self.run([
@@ -27,9 +31,12 @@ public final class PrivateClickHouse: @unchecked Sendable {
                 urls = output.split(separator: "\n").compactMap { URL(string: String($0).trimmingCharacters(in: .whitespaces)) }
                 return
             }
-            if status != 3 { throw Failure(message: "server.sh start exited \(status): \(output)") }
+            if status != 3 {
+                deaths += 1
+                if deaths == 3 { throw Failure(message: "server.sh start exited \(status) on three port bases: \(output)") }
+            }
         }
-        throw Failure(message: "no free ports for ClickHouse after 8 tries")
+        throw Failure(message: "no ClickHouse started after 8 port bases (taken, or the server died at start-up)")
     }
 
     /// Stops shard `shard` (or every shard) and waits until it is down.

@@ -4,8 +4,8 @@ import TelemetryModel
 extension Segment {
     /// A body's key columns (see ``Segment``) coded as its records arrive, so a writer holds
     /// each column's codes and each string column's distinct values, not every record's
-    /// ``RecordKeys``: a merge of 16,384 records held all their keys (eight strings and the
-    /// optionals each, a few hundred bytes a record) until the segment was finished.
+    /// ``RecordKeys``: the writer kept its own array of them (eight strings and the optionals
+    /// each) beside the merge's decoded rows until the segment was finished.
     ///
     /// The bytes are those the columns had when they were coded from the whole run at the end:
     /// the string values are GUID-coded at ``finish(guids:)``, after the payload has built its

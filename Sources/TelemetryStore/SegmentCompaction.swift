@@ -127,14 +127,16 @@ struct SegmentCompaction: Sendable {
 extension SegmentCompaction {
     /// The CPU side of a merge (on the compactor's low-priority worker): the rows' records
     /// in id order encoded as one grouped segment, with its Bloom filter, time bounds and
-    /// level bits. Two passes keep what it holds to the run's compressed blobs, the groups'
-    /// zlib state, column codes and output, and one row's keys and text: the first decodes
-    /// only the keys blobs (the groups are chosen from the whole run's counts per app) and
-    /// lets each go, the second decodes a row's keys again, inflates its payload and streams
-    /// its records into the groups' writers, letting the row go before the next. Decoding the
-    /// keys twice costs a little CPU; holding the run's decoded keys held a few hundred bytes
-    /// a record of heap at the pass's peak.
+    /// level bits. Two passes keep what it holds to the run's keys, its compressed blobs, the
+    /// groups' zlib state, column codes and output, and one row's text: the first decodes only
+    /// the keys blobs (the groups are chosen from the whole run's counts per app), the second
+    /// inflates one row at a time and streams its records into the groups' writers, letting
+    /// the row and its keys go before the next. (Decoding each row's keys again in the second
+    /// pass instead of holding the run's was measured twice without a gain in the heap:
+    /// BENCHMARKS.md, issue 28.)
     fileprivate static func merge(_ rows: [RowBlobs], candidates: [CompactionCandidate]) throws -> MergedSegment {
+        var blocks: [StoredBlock?] = []
+        blocks.reserveCapacity(rows.count)
         var perApp: [String: Int] = [:]
         var bloom = BloomBuilder()
         var minTime = Int64.max
@@ -153,13 +155,14 @@ extension SegmentCompaction {
                 maxTime = max(maxTime, k.time)
             }
             records += block.keys.count
+            blocks.append(block)
             levelMask |= candidate.levelMask & ~EnvironmentRetention.verboseScrubbedBit
             if candidate.levelMask & 1 != 0 { scrubbed &= candidate.levelMask }
         }
         var writer = GroupedSegment.Writer(recordsPerApp: perApp)
         var inflated = HeldBytes()
-        for n in rows.indices {
-            let block = try StoredBlock(keysBlob: rows[n].keys, firstSeq: rows[n].firstSeq, receivedAt: rows[n].receivedAt)
+        for n in blocks.indices {
+            guard let block = blocks[n].take() else { continue }
             // Slices of the row's inflated payload: no copy per line.
             let lines = try block.lines(rows[n].payload)
             inflated.take(lines.byteCount)

@@ -58,6 +58,8 @@ import Testing
         // A client's retry: the lookup in `event_ids` finds the shipped originals.
         let retry = try await f.store.append(Array(events.prefix(4)), kind: .event, env: .prod, receivedAt: now - 3000, incident: nil)
         #expect(retry.duplicateIndices == [0, 2] && retry.stored == 2)
+        // Shipped too, so no read below waits out the read fence (5 s each) for them.
+        try await f.shipNow()
 
         let queries: [RecordQuery] = [
             RecordQuery(kind: .event, limit: 5, order: .asc),

@@ -53,8 +53,10 @@ public struct DaemonComponents: Sendable {
         self.metrics = metrics
         let dir = configuration.dataDirectory
         // The one place the backend is chosen: the embedded SQLite store, alone or as ClickHouse's spool.
+        let headroom = configuration.disk.highWaterBytes(totalBytes: space.usage(of: dir)?.totalBytes ?? 0)
         let sqlite = try SQLiteRecordStore(
-            directory: dir, configuration: configuration.store, faults: commitFaults, clock: clock, metrics: metrics.factory,
+            directory: dir, configuration: configuration.store.boundedByDiskHeadroom(headroom), faults: commitFaults, clock: clock,
+            metrics: metrics.factory,
             logger: logger, maintenance: maintenance)
         // With ClickHouse the embedded store stays the write path (group commit, "2xx means
         // durable") and becomes the spool the forwarder drains; reads go to ClickHouse.

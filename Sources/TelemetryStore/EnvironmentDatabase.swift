@@ -55,6 +55,7 @@ final class EnvironmentDatabase: Sendable {
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA journal_size_limit = \(DatabaseSpace.walKeptBytes)")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(max(1, configuration.walCheckpointBytes / 4096))")
             // Debian's SQLite zeroes every freed page by default, which writes each deleted
             // batch to the WAL once more: retention on a nearly full disk would need as much
             // room as it frees. FAST zeroes only what costs no extra I/O; incremental vacuum

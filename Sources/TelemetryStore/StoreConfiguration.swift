@@ -22,10 +22,19 @@ public struct StoreConfiguration: Sendable, Hashable {
     public var wedgedAfterSeconds: Double
     /// How the background compactor merges batches into segments.
     public var compaction: CompactionPolicy
+    /// WAL bytes after which a commit checkpoints them into the database file (`PRAGMA
+    /// wal_autocheckpoint`; SQLite's default is 1,000 pages, 4 MiB). A checkpoint writes each
+    /// page the WAL holds once, however many commits changed it, and the retry-id index takes
+    /// one random leaf page per record: at 4 MiB nearly every copy in the WAL was written to
+    /// the file again, at 64 MiB the daemon wrote 27-29% fewer bytes a record at the same
+    /// ingest and read speed (BENCHMARKS.md, issue 28). A checkpoint needs room in the
+    /// database file for what the WAL holds, so the daemon keeps this at most a quarter of the
+    /// free space its disk guard keeps (``boundedByDiskHeadroom(_:)``).
+    public var walCheckpointBytes: Int
 
     public init(
         zlibLevel: Int32 = 1, maxBatchRecords: Int = 8192, maxBatchBytes: Int = 4 << 20, minPreparedRecords: Int = 64,
-        wedgedAfterSeconds: Double = 20, compaction: CompactionPolicy = .init()
+        wedgedAfterSeconds: Double = 20, compaction: CompactionPolicy = .init(), walCheckpointBytes: Int = 64 << 20
     ) {
         self.zlibLevel = zlibLevel
         self.maxBatchRecords = maxBatchRecords
@@ -33,5 +42,15 @@ public struct StoreConfiguration: Sendable, Hashable {
         self.minPreparedRecords = minPreparedRecords
         self.wedgedAfterSeconds = wedgedAfterSeconds
         self.compaction = compaction
+        self.walCheckpointBytes = walCheckpointBytes
+    }
+
+    /// The same with ``walCheckpointBytes`` at most a quarter of `headroomBytes`, the free
+    /// space below which ingest is refused: a WAL that outgrew it could not be checkpointed
+    /// on a disk that filled up, and retention's deletes, in the WAL too, would free nothing.
+    public func boundedByDiskHeadroom(_ headroomBytes: Int64) -> StoreConfiguration {
+        var bounded = self
+        bounded.walCheckpointBytes = Int(min(Int64(walCheckpointBytes), max(headroomBytes / 4, 1 << 20)))
+        return bounded
     }
 }

@@ -120,6 +120,9 @@ import Testing
         let moved = sizes[1] - sizes[0]
         #expect(moved > 20 << 20)
 
+        // What the appends left in the WAL (up to `autoCheckpointPages` before a commit
+        // checkpoints it) is not the vacuum's doing: the watch starts from an empty WAL.
+        try await f.store.databases.prod.pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
         let wal = f.directory.appendingPathComponent("prod/\(EnvironmentDatabase.fileName)-wal").path
         let watcher = WALWatcher(path: wal)
         let service = RetentionService(
@@ -138,6 +141,29 @@ import Testing
         #expect(after < before - moved / 2, "prod files take \(after) bytes after deleting \(moved) of \(before)")
         let left = try await f.store.query(RecordQuery(kind: .event, limit: 1000))
         #expect(left.records.count == rounds * 16, "the young records must all stay")
+        await f.close()
+    }
+
+    /// Commits checkpoint the WAL once it holds `walCheckpointBytes`: about 40 MiB of
+    /// incompressible events leave a WAL near the bound given (a few commits past it at
+    /// most), not one as large as the data. Both bounds are tried, so the setting is what
+    /// decides; the daemon's bound under a disk guard is the headroom's quarter.
+    @Test(arguments: [4 << 20, 32 << 20])
+    func theWALIsCheckpointedAtTheConfiguredSize(bound: Int) async throws {
+        #expect(StoreConfiguration().boundedByDiskHeadroom(16 << 20).walCheckpointBytes == 4 << 20)
+        #expect(StoreConfiguration().boundedByDiskHeadroom(1 << 30).walCheckpointBytes == 64 << 20)
+        let f = try StoreFixture(configuration: StoreConfiguration(walCheckpointBytes: bound))
+        let wal = f.directory.appendingPathComponent("prod/\(EnvironmentDatabase.fileName)-wal").path
+        let watcher = WALWatcher(path: wal)
+        let padding = Self.noise(65_536)
+        for round in 0..<48 {
+            let batch = (0..<16).map { Self.event(time: Int64(round * 16 + $0), eventId: "w\(round)-\($0)", bytes: 0, padding: padding) }
+            _ = try await f.store.append(batch, kind: .event, env: .prod, receivedAt: 1_000, incident: nil)
+        }
+        let largest = watcher.stop()
+        // One append is about 1 MiB of pages; the checkpoint runs after the commit that passes the bound.
+        #expect(largest < Int64(bound) + (3 << 20), "the WAL reached \(largest) bytes with a bound of \(bound)")
+        #expect(largest > Int64(bound) * 3 / 4, "the WAL was checkpointed at \(largest) bytes, before the bound of \(bound)")
         await f.close()
     }
 

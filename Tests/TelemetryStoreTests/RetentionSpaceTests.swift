@@ -120,7 +120,7 @@ import Testing
         let moved = sizes[1] - sizes[0]
         #expect(moved > 20 << 20)
 
-        // What the appends left in the WAL (up to `autoCheckpointPages` before a commit
+        // What the appends left in the WAL (up to `walCheckpointBytes` before a commit
         // checkpoints it) is not the vacuum's doing: the watch starts from an empty WAL.
         try await f.store.databases.prod.pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
         let wal = f.directory.appendingPathComponent("prod/\(EnvironmentDatabase.fileName)-wal").path

@@ -13,6 +13,8 @@
 #                                        the store's retry-id index in order: the cheap case)
 #                                        SOAK_NOTE="..." adds a sentence about the run (its
 #                                        machine, why it was cut short) to BENCHMARKS.md
+#                                        SOAK_WITHOUT=follow,queries,bundles leaves those out,
+#                                        to tell which of them a memory figure comes from
 #
 # What runs, all at once, for the whole duration:
 #   - ingest at half the maximum rate (measured first with a 10 s closed loop, or --rate):
@@ -71,6 +73,9 @@ else
 fi
 EVENTS_DAYS=1
 EVENT_IDS=${SOAK_EVENT_IDS:-numbered}
+WITHOUT=${SOAK_WITHOUT:-}
+# Whether SOAK_WITHOUT names this part of the load.
+left_out() { [[ ",$WITHOUT," == *",$1,"* ]]; }
 SECONDS_TOTAL=$((MINUTES * 60))
 
 install_missing jq:jq curl:curl gnuplot-nox:gnuplot
@@ -120,6 +125,7 @@ if [ -z "$RATE" ]; then
   RATE=$(python3 -c "import json;print(int(json.load(open('$OUT/max.json'))['recordsPerSecond'] / 2))")
 fi
 echo "== soak: $MINUTES min at $RATE records/s ($EVENT_IDS eventIds), prod cap $CAP bytes, sample every $SAMPLE s" | tee -a "$OUT/machine.txt"
+[ -z "$WITHOUT" ] || echo "== left out: $WITHOUT" | tee -a "$OUT/machine.txt"
 
 # The load for the whole soak; its JSON (acknowledged records, errors, latency) comes at the end.
 "$GEN" --live --event-ids "$EVENT_IDS" --rate "$RATE" --duration "$SECONDS_TOTAL" --concurrency 64 --batch-size 500 --encoding identity \
@@ -136,9 +142,13 @@ for _ in $(seq 1 50); do
   sleep 0.2
 done
 [ -n "$DEVICE" ] || { echo "no record arrived"; exit 1; }
-curl -sN "${AUTH[@]}" -H "Accept: application/x-ndjson" "$URL/v1/events?follow=true&device=$DEVICE" >"$OUT/follow.ndjson" 2>/dev/null &
-FOLLOWPID=$!
-PIDS+=("$FOLLOWPID")
+: >"$OUT/follow.ndjson"
+FOLLOWPID=""
+if ! left_out follow; then
+  curl -sN "${AUTH[@]}" -H "Accept: application/x-ndjson" "$URL/v1/events?follow=true&device=$DEVICE" >"$OUT/follow.ndjson" 2>/dev/null &
+  FOLLOWPID=$!
+  PIDS+=("$FOLLOWPID")
+fi
 
 GAP_SINCE=$((START_MS - 7200000))
 GAP_UNTIL=$((START_MS - 3600000))
@@ -188,11 +198,14 @@ while :; do
   # the bundles and queries in between.
   read -r RSS ANON FILE THREADS PEAK < <(awk '/^VmRSS:/{r=$2}/^RssAnon:/{a=$2}/^RssFile:/{f=$2}/^Threads:/{t=$2}/^VmHWM:/{h=$2}END{print r, a, f, t, h}' "/proc/$DPID/status")
   echo 5 >"/proc/$DPID/clear_refs" 2>/dev/null || true
-  NOMATCH=$(timed_get "/v1/events?since=$GAP_SINCE&until=$GAP_UNTIL&limit=1000" /dev/null)
-  MATCH=$(timed_get "/v1/events?since=-1m&app=com.contoso.outlook&limit=1000" /dev/null)
-  [ "$NOMATCH" = err ] && ERRORS=$((ERRORS + 1))
-  [ "$MATCH" = err ] && ERRORS=$((ERRORS + 1))
-  if [ "$T" -ge "$NEXT_BUNDLE" ]; then
+  NOMATCH="" MATCH=""
+  if ! left_out queries; then
+    NOMATCH=$(timed_get "/v1/events?since=$GAP_SINCE&until=$GAP_UNTIL&limit=1000" /dev/null)
+    MATCH=$(timed_get "/v1/events?since=-1m&app=com.contoso.outlook&limit=1000" /dev/null)
+    [ "$NOMATCH" = err ] && ERRORS=$((ERRORS + 1))
+    [ "$MATCH" = err ] && ERRORS=$((ERRORS + 1))
+  fi
+  if [ "$T" -ge "$NEXT_BUNDLE" ] && ! left_out bundles; then
     BUNDLE_MS=$(timed_get "/v1/bundles?device=$DEVICE&since=-10m" "$TMP/bundle.zip")
     if [ "$BUNDLE_MS" = err ] || ! python3 -c "import zipfile,sys;z=zipfile.ZipFile(sys.argv[1]);assert z.testzip() is None;z.read('manifest.json')" "$TMP/bundle.zip" 2>/dev/null; then
       ERRORS=$((ERRORS + 1))
@@ -200,7 +213,10 @@ while :; do
     fi
     NEXT_BUNDLE=$((T + 60))
   fi
-  kill -0 "$FOLLOWPID" 2>/dev/null || { echo "the follow stream ended"; ERRORS=$((ERRORS + 1)); }
+  if [ -n "$FOLLOWPID" ] && ! kill -0 "$FOLLOWPID" 2>/dev/null; then
+    echo "the follow stream ended"
+    ERRORS=$((ERRORS + 1))
+  fi
   curl -fsS "${AUTH[@]}" "$URL/metrics" >"$OUT/metrics.txt" 2>/dev/null || ERRORS=$((ERRORS + 1))
   # Any answer the daemon gave other than 2xx counts (refusals under load included).
   REFUSED=$(python3 - "$OUT/metrics.txt" <<'PY'
@@ -237,7 +253,7 @@ sleep 2
 curl -fsS "${AUTH[@]}" "$URL/metrics" >"$OUT/metrics.txt"
 RETAINED=$(metric_sum mamtelemetry_retention_deleted_records_total)
 ACCEPTED=$(metric_sum mamtelemetry_records_accepted_total)
-kill "$FOLLOWPID" 2>/dev/null || true
+[ -z "$FOLLOWPID" ] || kill "$FOLLOWPID" 2>/dev/null || true
 stop_pid "$DPID"
 STORED=$(layout_total "$DAEMON" "$DATA" records)
 # The daemon's own log lines at error or above (stderr: "TIME LEVEL mamtelemetryd: ...").
@@ -247,5 +263,5 @@ BENCHMARKS_ARGS=()
 [ "$UPDATE" = 1 ] && BENCHMARKS_ARGS=(--benchmarks "$ROOT/BENCHMARKS.md")
 python3 "$ROOT/scripts/soak-report.py" --out "$OUT" --cap "$CAP" --rate "$RATE" --minutes "$MINUTES" --short "$SHORT" \
   --stored "$STORED" --retained "$RETAINED" --accepted "$ACCEPTED" --errors "$ERRORS" \
-  --command "scripts/soak.sh$([ "$SHORT" = 1 ] && echo ' --short') --minutes $MINUTES$([ "$RATE_MEASURED" = 0 ] && echo " --rate $RATE")" \
+  --command "${WITHOUT:+SOAK_WITHOUT=$WITHOUT }scripts/soak.sh$([ "$SHORT" = 1 ] && echo ' --short') --minutes $MINUTES$([ "$RATE_MEASURED" = 0 ] && echo " --rate $RATE")" \
   --rate-measured "$RATE_MEASURED" --note "${SOAK_NOTE:-}" "${BENCHMARKS_ARGS[@]}"

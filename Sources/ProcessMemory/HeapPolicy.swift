@@ -19,7 +19,8 @@ public import Foundation
 /// - At most four arenas (two per core here): threads beyond them share, so what one
 ///   arena keeps free is bounded four times, not once per thread glibc happened to start.
 /// - `HeapTrimService` hands back free pages inside the heaps (`malloc_trim`), at once when
-///   the anonymous RSS has grown by 16 MiB since it last did, and every 10 s anyway.
+///   the resident free memory (anonymous RSS minus the heap in use) has grown by 8 MiB since
+///   it last did, and every 10 s anyway.
 ///
 /// The figures behind each number, and what they cost ingest and queries, are in
 /// BENCHMARKS.md. A setting given to glibc directly (`GLIBC_TUNABLES=glibc.malloc.arena_max=8`,
@@ -28,9 +29,13 @@ public enum HeapPolicy {
     public static let mmapThreshold: Int32 = 32 << 20
     public static let trimThreshold: Int32 = 2 << 20
     public static let arenaMax: Int32 = 4
-    /// Growth of the anonymous RSS since the last trim at which `HeapTrimService` trims
-    /// without waiting for its interval.
-    public static let growthBeforeTrim: Int64 = 16 << 20
+    /// Growth of the resident free memory (``residentFreeBytes()``) since the last trim at
+    /// which `HeapTrimService` trims without waiting for its interval. Measured on what is
+    /// free rather than on the RSS: a burst that is still running grows the RSS with memory
+    /// in use, which no trim can return, and once it ends its memory is free but the RSS
+    /// has stopped growing, so a trigger on RSS growth waited for the interval (BENCHMARKS.md,
+    /// issue 28).
+    public static let freeGrowthBeforeTrim: Int64 = 8 << 20
 
     /// Sets the thresholds and the arena cap; called once at start, before the services
     /// start their threads.
@@ -45,5 +50,21 @@ public enum HeapPolicy {
     /// to the system; a few milliseconds over all arenas.
     public static func trim() {
         _ = malloc_trim(0)
+    }
+
+    /// Bytes the program holds from the allocator: chunks in use in every arena and blocks
+    /// it mapped on its own. `mallinfo2` walks the arenas' free lists, well under a
+    /// millisecond at the daemon's sizes.
+    public static func inUseBytes() -> Int64 {
+        let info = mallinfo2()
+        return Int64(info.uordblks) + Int64(info.hblkhd)
+    }
+
+    /// Anonymous RSS that the heap does not hold in use: freed chunks whose pages are still
+    /// resident (what a trim can return), plus stacks and other anonymous mappings, which
+    /// stay about constant. nil when `/proc` cannot be read.
+    public static func residentFreeBytes() -> Int64? {
+        guard let anonymous = ProcessStat.anonymousBytes() else { return nil }
+        return anonymous - inUseBytes()
     }
 }

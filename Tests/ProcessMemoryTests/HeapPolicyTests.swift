@@ -54,16 +54,63 @@ import Testing
         #expect(last.left < 8, "of 40 MiB freed, this many stayed resident after the trim, per attempt: \(attempts.map(\.left))")
     }
 
-    @Test func theServiceTrimsOnGrowthAsWellAsOnItsInterval() {
-        let step = HeapPolicy.growthBeforeTrim
+    /// Allocates and touches 40 blocks of 1 MiB on a thread of its own, then frees them
+    /// without trimming: returns how much the resident free memory (what the trim service
+    /// decides by) grew while they were held and after they were freed, in MiB.
+    static func holdAndFree() async -> (held: Double, freed: Double) {
+        await withCheckedContinuation { (done: CheckedContinuation<(held: Double, freed: Double), Never>) in
+            let thread = Thread {
+                HeapPolicy.trim()
+                let mib = { Double(HeapPolicy.residentFreeBytes() ?? 0) / 1_048_576 }
+                let before = mib()
+                // A small fence after each block keeps the freed blocks apart and off the
+                // arena's top, which glibc would return by itself (trim threshold): their
+                // pages stay resident until a trim, as a burst's do among live allocations.
+                let blocks = (0..<40).map { _ -> (block: UnsafeMutableRawPointer, fence: UnsafeMutableRawPointer) in
+                    let block = malloc(1 << 20)!
+                    memset(block, 1, 1 << 20)
+                    return (block, malloc(64)!)
+                }
+                let held = mib()
+                for b in blocks { free(b.block) }
+                let freed = mib()
+                for b in blocks { free(b.fence) }
+                HeapPolicy.trim()
+                done.resume(returning: (held - before, freed - before))
+            }
+            thread.start()
+        }
+    }
+
+    /// The trim service's trigger counts memory freed and still resident, not memory in use:
+    /// a burst that holds 40 MiB gives it nothing to trim, the same burst freed does.
+    @Test func residentFreeMemoryCountsWhatWasFreedNotWhatIsHeld() async throws {
+        HeapPolicy.configure(environment: [:])
+        // Other threads of the process allocate beside the blocks; up to five attempts.
+        var attempts: [(held: Double, freed: Double)] = []
+        for _ in 0..<5 {
+            let attempt = await Self.holdAndFree()
+            attempts.append(attempt)
+            if attempt.held < 8 && attempt.freed >= 30 { break }
+        }
+        let last = attempts[attempts.count - 1]
+        #expect(last.held < 8, "40 MiB in use counted as free, per attempt: \(attempts.map(\.held))")
+        #expect(last.freed >= 30, "of 40 MiB freed and resident, this much counted as free, per attempt: \(attempts.map(\.freed))")
+    }
+
+    @Test func theServiceTrimsOnFreeMemoryAsWellAsOnItsInterval() {
+        let step = HeapPolicy.freeGrowthBeforeTrim
         let interval = Duration.seconds(10)
         #expect(
-            !HeapTrimService.trimDue(anonymousBytes: 100 << 20, afterLastTrim: 100 << 20, sinceLastTrim: .seconds(1), interval: interval))
+            !HeapTrimService.trimDue(residentFreeBytes: 30 << 20, afterLastTrim: 30 << 20, sinceLastTrim: .seconds(1), interval: interval))
+        #expect(
+            !HeapTrimService.trimDue(
+                residentFreeBytes: (30 << 20) + step - 1, afterLastTrim: 30 << 20, sinceLastTrim: .seconds(1), interval: interval))
         #expect(
             HeapTrimService.trimDue(
-                anonymousBytes: (100 << 20) + step, afterLastTrim: 100 << 20, sinceLastTrim: .seconds(1), interval: interval))
+                residentFreeBytes: (30 << 20) + step, afterLastTrim: 30 << 20, sinceLastTrim: .seconds(1), interval: interval))
         #expect(
-            HeapTrimService.trimDue(anonymousBytes: 100 << 20, afterLastTrim: 100 << 20, sinceLastTrim: .seconds(10), interval: interval))
-        #expect(!HeapTrimService.trimDue(anonymousBytes: nil, afterLastTrim: 100 << 20, sinceLastTrim: .seconds(9), interval: interval))
+            HeapTrimService.trimDue(residentFreeBytes: 30 << 20, afterLastTrim: 30 << 20, sinceLastTrim: .seconds(10), interval: interval))
+        #expect(!HeapTrimService.trimDue(residentFreeBytes: nil, afterLastTrim: 30 << 20, sinceLastTrim: .seconds(9), interval: interval))
     }
 }

@@ -36,6 +36,10 @@ public struct DaemonComponents: Sendable {
     /// What `systemctl reload` changes while running; components read it when they act.
     public let settings: LiveSettings
     public let drops: DropLedger
+    /// The embedded store: the record store itself, or ClickHouse's spool.
+    private let embedded: SQLiteRecordStore
+    /// Free space of the data directory's filesystem.
+    private let space: any FilesystemSpace
     /// Ships the spool to ClickHouse (`store.backend: clickhouse`); nil on the embedded backend.
     public let forwarder: ClickHouseForwarder?
 
@@ -53,11 +57,11 @@ public struct DaemonComponents: Sendable {
         self.metrics = metrics
         let dir = configuration.dataDirectory
         // The one place the backend is chosen: the embedded SQLite store, alone or as ClickHouse's spool.
-        let headroom = configuration.disk.highWaterBytes(totalBytes: space.usage(of: dir)?.totalBytes ?? 0)
         let sqlite = try SQLiteRecordStore(
-            directory: dir, configuration: configuration.store.boundedByDiskHeadroom(headroom), faults: commitFaults, clock: clock,
-            metrics: metrics.factory,
-            logger: logger, maintenance: maintenance)
+            directory: dir, configuration: configuration.store.boundedByDiskHeadroom(Self.diskHeadroom(configuration.disk, space, dir)),
+            faults: commitFaults, clock: clock, metrics: metrics.factory, logger: logger, maintenance: maintenance)
+        embedded = sqlite
+        self.space = space
         // With ClickHouse the embedded store stays the write path (group commit, "2xx means
         // durable") and becomes the spool the forwarder drains; reads go to ClickHouse.
         commitQueue = sqlite.committer
@@ -116,6 +120,20 @@ public struct DaemonComponents: Sendable {
         let path = configuration.dataDirectory.appendingPathComponent("admin.token")
         try PrivateFiles.createFile(path.path, contents: Array((secret + "\n").utf8))
         return path
+    }
+
+    /// The free space below which the disk guard refuses ingest, which bounds the WAL's
+    /// checkpoint size (``StoreConfiguration/boundedByDiskHeadroom(_:)``).
+    private static func diskHeadroom(_ disk: DiskGuard.Configuration, _ space: any FilesystemSpace, _ dir: URL) -> Int64 {
+        disk.highWaterBytes(totalBytes: space.usage(of: dir)?.totalBytes ?? 0)
+    }
+
+    /// Bounds the WAL's checkpoint size by the headroom of the disk settings in force: after
+    /// a reload that lowered the keep-free floor, a WAL sized for the old floor could outgrow
+    /// what a full disk can still take into the database file.
+    public func boundWALByDiskHeadroom() async throws {
+        let headroom = Self.diskHeadroom(settings.current.disk, space, configuration.dataDirectory)
+        try await embedded.setWALCheckpointBytes(configuration.store.boundedByDiskHeadroom(headroom).walCheckpointBytes)
     }
 
     /// The background services every daemon runs beside the HTTP server.

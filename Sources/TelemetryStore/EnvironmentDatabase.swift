@@ -55,7 +55,7 @@ final class EnvironmentDatabase: Sendable {
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA journal_size_limit = \(DatabaseSpace.walKeptBytes)")
-            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(max(1, configuration.walCheckpointBytes / 4096))")
+            try db.execute(sql: Self.walCheckpointPragma(bytes: configuration.walCheckpointBytes))
             // Debian's SQLite zeroes every freed page by default, which writes each deleted
             // batch to the WAL once more: retention on a nearly full disk would need as much
             // room as it frees. FAST zeroes only what costs no extra I/O; incremental vacuum
@@ -75,5 +75,18 @@ final class EnvironmentDatabase: Sendable {
         reader = SQLiteRecordReader(env: env, pool: pool, resumeBlocks: resumeBlocks, reads: reads)
         try space.enableIncrementalVacuum(notice: maintenance)
         try StoreSchema.migrator.migrate(pool)
+    }
+
+    /// The statement that makes commits checkpoint the WAL once it holds `bytes` (in pages
+    /// of 4 KiB, at least one).
+    static func walCheckpointPragma(bytes: Int) -> String {
+        "PRAGMA wal_autocheckpoint = \(max(1, bytes / 4096))"
+    }
+
+    /// Moves the WAL's checkpoint size while the store runs (a reload that moved the disk
+    /// guard's headroom). The setting belongs to the connection that commits, the pool's
+    /// one writer, so setting it there reaches every later commit.
+    func setWALCheckpointBytes(_ bytes: Int) async throws {
+        try await pool.writeWithoutTransaction { db in try db.execute(sql: Self.walCheckpointPragma(bytes: bytes)) }
     }
 }

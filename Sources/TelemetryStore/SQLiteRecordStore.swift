@@ -119,6 +119,13 @@ public final class SQLiteRecordStore: RecordStore, RetentionStore {
 
     public func commits() -> AsyncStream<CommitNotice> { broadcaster.subscribe() }
 
+    /// Moves every environment's WAL checkpoint size while the store runs (see
+    /// ``StoreConfiguration/walCheckpointBytes``; the daemon does on a reload that moved its
+    /// disk guard's headroom).
+    public func setWALCheckpointBytes(_ bytes: Int) async throws {
+        for env in TelemetryEnvironment.allCases { try await databases[env].setWALCheckpointBytes(bytes) }
+    }
+
     public func sizes() -> PerEnvironment<Int64> {
         spaces.map { $0.sizeOnDisk() }
     }

@@ -153,6 +153,22 @@ import Testing
         #expect(StoreConfiguration().boundedByDiskHeadroom(16 << 20).walCheckpointBytes == 4 << 20)
         #expect(StoreConfiguration().boundedByDiskHeadroom(1 << 30).walCheckpointBytes == 64 << 20)
         let f = try StoreFixture(configuration: StoreConfiguration(walCheckpointBytes: bound))
+        try await Self.expectWALCheckpointed(f, at: bound)
+        await f.close()
+    }
+
+    /// A bound moved while the store runs (the daemon's reload of a lower keep-free floor)
+    /// holds from the next commit: opened at 32 MiB, moved to 4 MiB.
+    @Test func theWALBoundMovesWhileTheStoreRuns() async throws {
+        let f = try StoreFixture(configuration: StoreConfiguration(walCheckpointBytes: 32 << 20))
+        try await f.store.setWALCheckpointBytes(4 << 20)
+        try await Self.expectWALCheckpointed(f, at: 4 << 20)
+        await f.close()
+    }
+
+    /// Writes about 40 MiB of incompressible events and expects the WAL's largest size near
+    /// `bound`: past it by a few commits at most, and not checkpointed well before it.
+    static func expectWALCheckpointed(_ f: StoreFixture, at bound: Int) async throws {
         let wal = f.directory.appendingPathComponent("prod/\(EnvironmentDatabase.fileName)-wal").path
         let watcher = WALWatcher(path: wal)
         let padding = Self.noise(65_536)
@@ -164,7 +180,6 @@ import Testing
         // One append is about 1 MiB of pages; the checkpoint runs after the commit that passes the bound.
         #expect(largest < Int64(bound) + (3 << 20), "the WAL reached \(largest) bytes with a bound of \(bound)")
         #expect(largest > Int64(bound) * 3 / 4, "the WAL was checkpointed at \(largest) bytes, before the bound of \(bound)")
-        await f.close()
     }
 
     @Test func sizeCapDeletesVerboseThenLogsThenEventsOldestFirst() async throws {

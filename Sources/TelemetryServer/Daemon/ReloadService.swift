@@ -101,7 +101,8 @@ final class ReloadService: Service, Sendable {
     }
 
     /// Runs the retention and disk checks with the settings just loaded, so a lowered
-    /// retention or a raised keep-free floor frees space now rather than at the next pass.
+    /// retention or a raised keep-free floor frees space now rather than at the next pass,
+    /// and bounds the WAL by the new floor's headroom.
     private func applyRetentionNow() async {
         do {
             try await components.retention.sweep()
@@ -110,5 +111,10 @@ final class ReloadService: Service, Sendable {
         }
         components.disk.check()
         await components.disk.keepFloor()
+        do {
+            try await components.boundWALByDiskHeadroom()
+        } catch {
+            logger.error("reload: the WAL checkpoint size could not be set", metadata: ["error": "\(error)"])
+        }
     }
 }

@@ -168,6 +168,13 @@ import Testing
             (0..<7).filter(keep).map { (t0 + Int64($0 / 2) * 1000, ids[$0]) }.sorted { $0 > $1 }.map(\.1)
         }
         _ = try await f.store.incidents(IncidentQuery())  // waits for shipping (the fence)
+        // The forwarder inserts incidents after the batches the fence waits for; until they
+        // are in ClickHouse, a collector with an empty spool cannot see them (a clean-clone
+        // run saw 3 of the 7 there).
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await !f.spool.unshippedIncidents(env: .prod).isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         // A collector with an empty spool reads ClickHouse alone.
         let other = try ClickHouseRecordStoreTests.Reference()
         defer { Task { await other.close() } }

@@ -34,6 +34,17 @@ import Testing
         }
     }
 
+    /// Runs `attempt` until `passed` holds, five times at most; returns every result, for the
+    /// failure message.
+    static func upToFiveAttempts<T>(_ attempt: () async -> T, passed: (T) -> Bool) async -> [T] {
+        var results: [T] = []
+        for _ in 0..<5 {
+            results.append(await attempt())
+            if passed(results[results.count - 1]) { break }
+        }
+        return results
+    }
+
     @Test func memoryAThreadFreedLeavesTheRSS() async throws {
         HeapPolicy.configure(environment: [:])
         // The RSS is the whole process's: threads of earlier tests still finishing (servers
@@ -43,12 +54,7 @@ import Testing
         // Resident by 30 MiB, not 40: in a full test run the blocks were measured at 33.9 MiB
         // three attempts in a row (the freed pages of earlier suites reused, or the kernel's
         // per-thread RSS counters not yet folded in), while all of it left after the trim.
-        var attempts: [(grown: Double, left: Double)] = []
-        for _ in 0..<5 {
-            let attempt = await Self.growAndFree()
-            attempts.append(attempt)
-            if attempt.grown >= 30 && attempt.left < 8 { break }
-        }
+        let attempts = await Self.upToFiveAttempts(Self.growAndFree) { $0.grown >= 30 && $0.left < 8 }
         let last = attempts[attempts.count - 1]
         #expect(last.grown >= 30, "the blocks were not resident: \(attempts)")
         #expect(last.left < 8, "of 40 MiB freed, this many stayed resident after the trim, per attempt: \(attempts.map(\.left))")
@@ -90,12 +96,7 @@ import Testing
     @Test func residentFreeMemoryCountsWhatWasFreedNotWhatIsHeld() async throws {
         HeapPolicy.configure(environment: [:])
         // Other threads of the process allocate beside the blocks; up to five attempts.
-        var attempts: [(held: Double, freed: Double)] = []
-        for _ in 0..<5 {
-            let attempt = await Self.holdAndFree()
-            attempts.append(attempt)
-            if attempt.held < 8 && attempt.freed >= 30 { break }
-        }
+        let attempts = await Self.upToFiveAttempts(Self.holdAndFree) { $0.held < 8 && $0.freed >= 30 }
         let last = attempts[attempts.count - 1]
         #expect(last.held < 8, "40 MiB in use counted as free, per attempt: \(attempts.map(\.held))")
         #expect(last.freed >= 30, "of 40 MiB freed and resident, this much counted as free, per attempt: \(attempts.map(\.freed))")

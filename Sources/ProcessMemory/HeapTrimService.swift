@@ -3,12 +3,12 @@ public import ServiceLifecycle
 /// Trims the heaps (``HeapPolicy/trim()``) while the daemon runs: every `interval`, and at
 /// once when the resident free memory has grown by ``HeapPolicy/freeGrowthBeforeTrim`` since
 /// the last trim, so memory a burst (a bundle, a large query page, a compaction merge) freed
-/// leaves the RSS within a second under load too, instead of at the next interval. When the daemon was
-/// idle for a whole interval (under 1% of a core), it also releases its cold code pages
+/// leaves the RSS within a quarter of a second under load too, instead of at the next
+/// interval. When the daemon was idle for a whole interval (under 1% of a core), it also releases its cold code pages
 /// (`ColdPages`), as it did once when it became ready; under load the code stays resident.
 public struct HeapTrimService: Service {
     var interval: Duration = .seconds(10)
-    /// How often the anonymous RSS is read (one small `/proc` read).
+    /// How often the resident free memory is read (one small `/proc` read and `mallinfo2`).
     var checkInterval: Duration = .milliseconds(250)
     /// CPU time per interval below which the daemon counts as idle.
     var idleShare = 0.01

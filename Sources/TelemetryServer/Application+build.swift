@@ -128,10 +128,29 @@ public struct DaemonComponents: Sendable {
         disk.highWaterBytes(totalBytes: space.usage(of: dir)?.totalBytes ?? 0)
     }
 
+    /// What a reload puts in force beyond the settings themselves (call it after
+    /// `settings.apply`): a retention pass and the disk checks, so a lowered retention or a
+    /// raised keep-free floor frees space now rather than at the next pass, and the WAL's
+    /// bound from the new floor's headroom. Each step logs its own failure and the next runs.
+    public func actOnReloadedSettings(logger: Logger) async {
+        do {
+            try await retention.sweep()
+        } catch {
+            logger.error("retention pass after reload failed", metadata: ["error": "\(error)"])
+        }
+        disk.check()
+        await disk.keepFloor()
+        do {
+            try await boundWALByDiskHeadroom()
+        } catch {
+            logger.error("reload: the WAL checkpoint size could not be set", metadata: ["error": "\(error)"])
+        }
+    }
+
     /// Bounds the WAL's checkpoint size by the headroom of the disk settings in force: after
     /// a reload that lowered the keep-free floor, a WAL sized for the old floor could outgrow
     /// what a full disk can still take into the database file.
-    public func boundWALByDiskHeadroom() async throws {
+    private func boundWALByDiskHeadroom() async throws {
         let headroom = Self.diskHeadroom(settings.current.disk, space, configuration.dataDirectory)
         try await embedded.setWALCheckpointBytes(configuration.store.boundedByDiskHeadroom(headroom).walCheckpointBytes)
     }

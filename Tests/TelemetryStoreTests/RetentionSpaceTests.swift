@@ -5,6 +5,7 @@ import Metrics
 import StoreCore
 import Synchronization
 import TelemetryModel
+import TestSupport
 import Testing
 
 @testable import TelemetryStore
@@ -124,7 +125,7 @@ import Testing
         // checkpoints it) is not the vacuum's doing: the watch starts from an empty WAL.
         try await f.store.databases.prod.pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
         let wal = f.directory.appendingPathComponent("prod/\(EnvironmentDatabase.fileName)-wal").path
-        let watcher = WALWatcher(path: wal)
+        let watcher = FileSizeWatcher(path: wal)
         let service = RetentionService(
             store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), clock: FixedClock(now),
             metrics: NOOPMetricsHandler.instance)
@@ -170,7 +171,7 @@ import Testing
     /// `bound`: past it by a few commits at most, and not checkpointed well before it.
     static func expectWALCheckpointed(_ f: StoreFixture, at bound: Int) async throws {
         let wal = f.directory.appendingPathComponent("prod/\(EnvironmentDatabase.fileName)-wal").path
-        let watcher = WALWatcher(path: wal)
+        let watcher = FileSizeWatcher(path: wal)
         let padding = Self.noise(65_536)
         for round in 0..<48 {
             let batch = (0..<16).map { Self.event(time: Int64(round * 16 + $0), eventId: "w\(round)-\($0)", bytes: 0, padding: padding) }
@@ -288,41 +289,5 @@ import Testing
         let page = try await reopened.query(RecordQuery(kind: .event, limit: 10))
         #expect(page.records.map(\.keys.time) == [1], "the conversion must keep every record")
         await reopened.committer.close()
-    }
-}
-
-/// The largest size a file reached while it was watched (stat in a tight loop on a thread of
-/// its own), for a bound on a file that grows and shrinks inside one call.
-final class WALWatcher: @unchecked Sendable {
-    private let done = Atomic<Bool>(false)
-    private let largest = Atomic<Int64>(0)
-    private let finished = DispatchSemaphore(value: 0)
-
-    init(path: String) {
-        let thread = Thread { [self] in
-            var info = stat()
-            while !done.load(ordering: .acquiring) {
-                if stat(path, &info) == 0 { largest.max(Int64(info.st_size)) }
-            }
-            finished.signal()
-        }
-        thread.start()
-    }
-
-    func stop() -> Int64 {
-        done.store(true, ordering: .releasing)
-        finished.wait()
-        return largest.load(ordering: .acquiring)
-    }
-}
-
-extension Atomic where Value == Int64 {
-    fileprivate func max(_ value: Int64) {
-        var current = load(ordering: .relaxed)
-        while value > current {
-            let (exchanged, original) = compareExchange(expected: current, desired: value, ordering: .relaxed)
-            if exchanged { return }
-            current = original
-        }
     }
 }

@@ -44,7 +44,7 @@ final class ReloadService: Service, Sendable {
         let signals = await UnixSignalsSequence(trapping: .sighup)
         for await _ in signals.cancelOnGracefulShutdown() {
             if await reload() {
-                await applyRetentionNow()
+                await components.actOnReloadedSettings(logger: logger)
             }
         }
     }
@@ -98,23 +98,5 @@ final class ReloadService: Service, Sendable {
                 ]))
         _ = notifier.ready(status: status.text())
         return true
-    }
-
-    /// Runs the retention and disk checks with the settings just loaded, so a lowered
-    /// retention or a raised keep-free floor frees space now rather than at the next pass,
-    /// and bounds the WAL by the new floor's headroom.
-    private func applyRetentionNow() async {
-        do {
-            try await components.retention.sweep()
-        } catch {
-            logger.error("retention pass after reload failed", metadata: ["error": "\(error)"])
-        }
-        components.disk.check()
-        await components.disk.keepFloor()
-        do {
-            try await components.boundWALByDiskHeadroom()
-        } catch {
-            logger.error("reload: the WAL checkpoint size could not be set", metadata: ["error": "\(error)"])
-        }
     }
 }

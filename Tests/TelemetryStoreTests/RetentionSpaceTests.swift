@@ -125,12 +125,11 @@ import Testing
         // checkpoints it) is not the vacuum's doing: the watch starts from an empty WAL.
         try await f.store.databases.prod.pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
         let wal = f.directory.appendingPathComponent("prod/\(EnvironmentDatabase.fileName)-wal").path
-        let watcher = FileSizeWatcher(path: wal)
         let service = RetentionService(
             store: f.store, policy: RetentionPolicy(), logger: Logger(label: "t"), clock: FixedClock(now),
             metrics: NOOPMetricsHandler.instance)
-        let result = try await service.sweep()
-        let largestWAL = watcher.stop()
+        var result: [TelemetryEnvironment: RetentionResult] = [:]
+        let largestWAL = try await FileSizeWatcher.largestSize(of: wal) { result = try await service.sweep() }
         #expect(result[.prod]?.records == rounds * 16)
 
         let step = Int64(DatabaseSpace.vacuumStepPages * 4096)
@@ -171,13 +170,15 @@ import Testing
     /// `bound`: past it by a few commits at most, and not checkpointed well before it.
     static func expectWALCheckpointed(_ f: StoreFixture, at bound: Int) async throws {
         let wal = f.directory.appendingPathComponent("prod/\(EnvironmentDatabase.fileName)-wal").path
-        let watcher = FileSizeWatcher(path: wal)
         let padding = Self.noise(65_536)
-        for round in 0..<48 {
-            let batch = (0..<16).map { Self.event(time: Int64(round * 16 + $0), eventId: "w\(round)-\($0)", bytes: 0, padding: padding) }
-            _ = try await f.store.append(batch, kind: .event, env: .prod, receivedAt: 1_000, incident: nil)
+        let largest = try await FileSizeWatcher.largestSize(of: wal) {
+            for round in 0..<48 {
+                let batch = (0..<16).map {
+                    Self.event(time: Int64(round * 16 + $0), eventId: "w\(round)-\($0)", bytes: 0, padding: padding)
+                }
+                _ = try await f.store.append(batch, kind: .event, env: .prod, receivedAt: 1_000, incident: nil)
+            }
         }
-        let largest = watcher.stop()
         // One append is about 1 MiB of pages; the checkpoint runs after the commit that passes the bound.
         #expect(largest < Int64(bound) + (3 << 20), "the WAL reached \(largest) bytes with a bound of \(bound)")
         #expect(largest > Int64(bound) * 3 / 4, "the WAL was checkpointed at \(largest) bytes, before the bound of \(bound)")

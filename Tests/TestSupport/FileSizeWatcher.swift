@@ -5,13 +5,27 @@ import Synchronization
 /// and shrinks inside one call (the WAL between checkpoints). It polls `stat` on a thread
 /// of its own every 100 µs rather than in a tight loop, so a watcher does not take a whole
 /// core from the suites running beside it; a commit of the tests that use it writes about
-/// 1 MiB, which takes far longer than one poll.
+/// 1 MiB, which takes far longer than one poll. Only ``largestSize(of:during:)`` starts one,
+/// so the thread stops however the watched work ends (a thrown error included).
 public final class FileSizeWatcher: @unchecked Sendable {
     private let done = Atomic<Bool>(false)
     private let largest = Atomic<Int64>(0)
     private let finished = DispatchSemaphore(value: 0)
 
-    public init(path: String) {
+    /// Runs `work` while watching the file at `path`; returns the largest size seen (0 when
+    /// the file never existed).
+    public static func largestSize(of path: String, during work: () async throws -> Void) async throws -> Int64 {
+        let watcher = FileSizeWatcher(path: path)
+        do {
+            try await work()
+        } catch {
+            _ = watcher.stop()
+            throw error
+        }
+        return watcher.stop()
+    }
+
+    private init(path: String) {
         let thread = Thread { [self] in
             var info = stat()
             while !done.load(ordering: .acquiring) {
@@ -23,8 +37,7 @@ public final class FileSizeWatcher: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops watching and returns the largest size seen (0 when the file never existed).
-    public func stop() -> Int64 {
+    private func stop() -> Int64 {
         done.store(true, ordering: .releasing)
         finished.wait()
         return largest.load(ordering: .acquiring)

@@ -18,8 +18,8 @@
 #
 # What runs, all at once, for the whole duration:
 #   - ingest at half the maximum rate (or --rate), measured first with a closed loop: 10 s on
-#     the empty store with --short; otherwise after filling the store to its cap (closed loop),
-#     over 60 s at the cap, where the soak runs:
+#     the empty store with --short; otherwise after filling the store to 90% of its cap (closed
+#     loop; retention holds it just under the cap), over 60 s there, where the soak runs:
 #     `mamtelemetry-bench --live`, which stamps every record with a fresh eventId and the
 #     current time, so nothing is a duplicate and the store keeps growing;
 #   - retention by size (prod cap SOAK_CAP_BYTES) and by age (verbose and other logs age out
@@ -128,22 +128,24 @@ RATE_MEASURED=0
 MAX_SECONDS=10
 if [ -z "$RATE" ]; then
   RATE_MEASURED=1
+  # Closed-loop load of live records for DURATION seconds, its JSON report on stdout.
+  closed_loop() { "$GEN" --live --event-ids "$EVENT_IDS" --duration "$1" --concurrency 16 --batch-size 500 --encoding identity --json; }
   if [ "$SHORT" = 0 ]; then
     # The long soak runs at its cap, where every commit also pays for retention's deletes and
-    # a larger index: the store is filled first (closed loop, 30 s at a time), and the maximum
-    # is measured there, over a minute that takes in a retention pass.
-    # Retention holds the store under the cap, so "full" is 90% of it.
+    # a larger index: the store is filled first (30 s at a time), and the maximum is measured
+    # there, over a minute that takes in a retention pass. Retention holds the store under the
+    # cap, so "full" is 90% of it.
     echo "== filling the store to 90% of its cap (closed loop, live records)"
     ROUND=0
     while [ "$(used_bytes)" -lt "$((CAP * 9 / 10))" ]; do
       ROUND=$((ROUND + 1))
-      [ "$ROUND" -le 40 ] || { echo "the store did not reach its cap in 20 minutes"; exit 1; }
-      "$GEN" --live --event-ids "$EVENT_IDS" --duration 30 --concurrency 16 --batch-size 500 --encoding identity --json >"$OUT/fill-$ROUND.json"
+      [ "$ROUND" -le 40 ] || { echo "the store did not reach 90% of its cap in 20 minutes"; exit 1; }
+      closed_loop 30 >"$OUT/fill-$ROUND.json"
     done
     MAX_SECONDS=60
   fi
   echo "== maximum ingest ($MAX_SECONDS s closed loop, live records)"
-  "$GEN" --live --event-ids "$EVENT_IDS" --duration "$MAX_SECONDS" --concurrency 16 --batch-size 500 --encoding identity --json >"$OUT/max.json"
+  closed_loop "$MAX_SECONDS" >"$OUT/max.json"
   RATE=$(python3 -c "import json;print(int(json.load(open('$OUT/max.json'))['recordsPerSecond'] / 2))")
 fi
 echo "== soak: $MINUTES min at $RATE records/s ($EVENT_IDS eventIds), prod cap $CAP bytes, sample every $SAMPLE s" | tee -a "$OUT/machine.txt"

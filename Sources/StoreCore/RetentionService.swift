@@ -103,7 +103,9 @@ public final class RetentionService: Service, Sendable {
     private func pass(_ limits: RetentionPolicy.Limits, env: TelemetryEnvironment, trigger: Trigger) async throws -> RetentionResult {
         // A growth pass leaves the pages it freed to the commits that follow (the cap counts
         // live pages); the timer's passes and the disk guard give free pages back.
+        let started = clock.monotonicNow()
         let r = try await store.applyRetention(limits, env: env, nowMs: clock.nowMilliseconds(), returnFreeSpace: trigger != .growth)
+        let took = clock.monotonicNow() - started
         if let used = try await store.usedBytes(env: env) { grownFrom.withLock { $0[env] = used } }
         Counter(
             label: MetricName.retentionPasses.rawValue, dimensions: [("env", env.rawValue), ("trigger", trigger.rawValue)],
@@ -116,6 +118,7 @@ public final class RetentionService: Service, Sendable {
                 metadata: [
                     "env": "\(env)", "trigger": "\(trigger.rawValue)", "batches": "\(r.batches)", "records": "\(r.records)",
                     "bytesReturned": "\(r.bytesReturned)",
+                    "ms": "\(took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000)",
                 ])
         }
         return r

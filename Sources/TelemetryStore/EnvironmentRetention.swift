@@ -7,41 +7,61 @@ import TelemetryModel
 /// One environment's retention: deleting what is past its age or over the size cap, in
 /// ``RetentionClass`` order, and scrubbing verbose records early. It shares the database
 /// pool with the other jobs and asks the space to give freed pages back.
+///
+/// Deletions run in steps of at most ``recordsPerStep`` records, each its own write
+/// transaction. SQLite has one writer: a pass that deleted a growth step of a 1 GB cap
+/// (about 140,000 records and their dedup ids) in one transaction held it for seconds, the
+/// group commits queued behind it, and the records they held were the daemon's memory peaks
+/// under steady load (the 2-hour soak of BENCHMARKS.md). Between steps the waiting commits
+/// go through. Nothing needs the pass to be atomic: each batch goes with its own dedup ids
+/// in the same step, and a reader sees a store with some of the oldest batches gone.
 struct EnvironmentRetention: Sendable {
     let pool: DatabasePool
     let space: DatabaseSpace
+    /// Records one step deletes at most (the batch that passes it is deleted whole).
+    let recordsPerStep: Int
+
+    /// Records per step by default: deleting them with their dedup ids takes a few hundred
+    /// milliseconds on this project's 2-core reference machine, about ten group commits.
+    static let defaultRecordsPerStep = 8_192
+
+    init(pool: DatabasePool, space: DatabaseSpace, recordsPerStep: Int = Self.defaultRecordsPerStep) {
+        self.pool = pool
+        self.space = space
+        self.recordsPerStep = max(1, recordsPerStep)
+    }
 
     /// Deletes batches past their age (their events stay counted in the rollups, which have an
-    /// age of their own), then — while the database holds more than `maxBytes` —
-    /// the oldest batches in ``RetentionClass`` order, with their dedup ids, in one
-    /// transaction; then, when `returnFreeSpace`, gives the freed pages back to the filesystem
-    /// (moving live pages into the holes costs about what was deleted, so passes that run as
-    /// the store grows leave the pages for the next commits instead). Batches are judged by
-    /// receive time, so a device with a wrong clock cannot keep data forever or lose it early.
+    /// age of their own), then — while the database holds more than `maxBytes` — the oldest
+    /// batches in ``RetentionClass`` order, with their dedup ids; then, when
+    /// `returnFreeSpace`, gives the freed pages back to the filesystem (moving live pages into
+    /// the holes costs about what was deleted, so passes that run as the store grows leave the
+    /// pages for the next commits instead). Batches are judged by receive time, so a device
+    /// with a wrong clock cannot keep data forever or lose it early.
     func apply(_ limits: RetentionPolicy.Limits, nowMs: Int64, returnFreeSpace: Bool = true) async throws -> RetentionResult {
-        var result = try await pool.write { db in
-            var result = RetentionResult()
-            if let age = limits.eventsMaxAge {
-                result += try Self.deleteBatches(where: "kind = 0 AND receivedAt < ?", [nowMs - age * 1000], db: db)
-            }
-            if let age = limits.logsMaxAge {
-                result += try Self.deleteBatches(where: "kind = 1 AND receivedAt < ?", [nowMs - age * 1000], db: db)
-            }
-            if let age = limits.verboseLogsMaxAge {
-                let verboseOnly = RetentionClass.verboseLogs.condition
-                result += try Self.deleteBatches(where: "\(verboseOnly) AND receivedAt < ?", [nowMs - age * 1000], db: db)
-                result.verboseScrubbed += try Self.scrubVerbose(olderThan: nowMs - age * 1000, db: db)
-            }
-            result.rollupRows += try EnvironmentRollups.expire(
-                before: limits.rollupsMaxAge.map { nowMs - $0 * 1000 }, nowMs: nowMs, db: db)
-            if let maxBytes = limits.maxBytes {
-                result += try Self.deleteForSizeCap(maxBytes, db: db)
-            }
+        var result = RetentionResult()
+        if let age = limits.eventsMaxAge {
+            result += try await deleteInSteps(where: "kind = 0 AND receivedAt < ?", [nowMs - age * 1000])
+        }
+        if let age = limits.logsMaxAge {
+            result += try await deleteInSteps(where: "kind = 1 AND receivedAt < ?", [nowMs - age * 1000])
+        }
+        if let age = limits.verboseLogsMaxAge {
+            let cutoff = nowMs - age * 1000
+            result += try await deleteInSteps(where: "\(RetentionClass.verboseLogs.condition) AND receivedAt < ?", [cutoff])
+            result.verboseScrubbed += try await pool.write { db in try Self.scrubVerbose(olderThan: cutoff, db: db) }
+        }
+        result.rollupRows += try await pool.write { db in
+            try EnvironmentRollups.expire(before: limits.rollupsMaxAge.map { nowMs - $0 * 1000 }, nowMs: nowMs, db: db)
+        }
+        if let maxBytes = limits.maxBytes {
+            result += try await deleteForSizeCap(maxBytes)
+        }
+        try await pool.write { db in
             try db.execute(
                 sql: "DELETE FROM incident WHERE createdAt < ?", arguments: [nowMs - (limits.logsMaxAge ?? Int64.max / 2000) * 1000])
             try DeviceIndex.prune(db)
             if try LegacyRetryIds.exist(db) { try LegacyRetryIds.sweep(db) }
-            return result
         }
         if returnFreeSpace, result.batches > 0 || result.verboseScrubbed > 0 {
             result.bytesReturned = try await space.returnFreePages()
@@ -60,46 +80,50 @@ struct EnvironmentRetention: Sendable {
     /// Deletes the oldest batches of `retentionClass` until at least `bytes` stored bytes are
     /// gone (at least one batch when any exists), then gives the pages back.
     func deleteOldest(_ retentionClass: RetentionClass, atLeast bytes: Int64) async throws -> RetentionResult {
-        var result = try await pool.write { db in try Self.deleteOldest(retentionClass, atLeast: bytes, db: db) }
+        var result = try await deleteInSteps(where: retentionClass.condition, [], oldestFirst: true, atLeast: bytes)
         if result.batches > 0 { result.bytesReturned = try await space.returnFreePages() }
+        return result
+    }
+
+    /// Deletes the batches matching `condition` in steps, until none is left or, given
+    /// `bytes`, at least that many stored bytes are gone.
+    private func deleteInSteps(
+        where condition: String, _ arguments: StatementArguments, oldestFirst: Bool = false, atLeast bytes: Int64 = .max
+    ) async throws -> RetentionResult {
+        var result = RetentionResult()
+        while result.bytes < bytes {
+            let remaining = bytes - result.bytes
+            let step = try await pool.write { [recordsPerStep] db in
+                try Self.deleteBatches(
+                    where: condition, arguments, oldestFirst: oldestFirst, records: recordsPerStep, bytes: remaining, db: db)
+            }
+            if step.batches == 0 { break }
+            result += step
+        }
         return result
     }
 
     /// Deletes in ``RetentionClass`` order until the database's live pages fit in `maxBytes`
     /// less one growth step (``RetentionPolicy/growthStep``): the next growth pass then runs
     /// as the store reaches the cap rather than a step past it, so the cap is passed only by
-    /// what commits while a pass runs.
-    private static func deleteForSizeCap(_ maxBytes: Int64, db: Database) throws -> RetentionResult {
+    /// what commits while a pass runs. Each step measures the live pages again, commits
+    /// that went through between steps included.
+    private func deleteForSizeCap(_ maxBytes: Int64) async throws -> RetentionResult {
         var result = RetentionResult()
-        var used = try DatabaseSpace.usedBytes(db)
         let target = maxBytes - Int64(Double(maxBytes) * RetentionPolicy.growthStep)
         for retentionClass in RetentionClass.allCases {
-            while used > target {
-                let removed = try deleteOldest(retentionClass, atLeast: used - target, db: db)
-                if removed.batches == 0 { break }
-                result += removed
-                used = try DatabaseSpace.usedBytes(db)
+            while true {
+                let step = try await pool.write { [recordsPerStep] db in
+                    let used = try DatabaseSpace.usedBytes(db)
+                    guard used > target else { return RetentionResult() }
+                    return try Self.deleteBatches(
+                        where: retentionClass.condition, [], oldestFirst: true, records: recordsPerStep, bytes: used - target, db: db)
+                }
+                if step.batches == 0 { break }
+                result += step
             }
         }
         return result
-    }
-
-    private static func deleteOldest(_ retentionClass: RetentionClass, atLeast bytes: Int64, db: Database) throws -> RetentionResult {
-        // The batches to go, oldest first, up to and including the one that reaches `bytes`
-        // (the cursor is done before anything is deleted).
-        let last: Int64? = try {
-            let cursor = try Row.fetchCursor(
-                db, sql: "SELECT id, storedBytes FROM batch WHERE \(retentionClass.condition) ORDER BY id")
-            var lastId: Int64?
-            var total: Int64 = 0
-            while total < bytes, let row = try cursor.next() {
-                lastId = row["id"]
-                total += row["storedBytes"] as Int64
-            }
-            return lastId
-        }()
-        guard let lastId = last else { return RetentionResult() }
-        return try deleteBatches(where: "\(retentionClass.condition) AND id <= ?", [lastId], db: db)
     }
 
     /// Deletes the dedup ids of one batch's records: its seq span, of its kind. The seq index
@@ -109,16 +133,29 @@ struct EnvironmentRetention: Sendable {
     /// batches held the writer for minutes and ingest stopped while it ran.
     static let deleteDedupIds = "DELETE FROM event_id INDEXED BY event_key_seq WHERE seq >= ? AND seq <= ? AND kind = ?"
 
-    /// Deletes the matching batches and the dedup ids of their records. Only the head of each
-    /// row's keys blob is read (a segment's id span is in its first bytes): a pass that deletes
-    /// gigabytes allocates kilobytes.
-    private static func deleteBatches(where condition: String, _ arguments: StatementArguments, db: Database) throws -> RetentionResult {
-        var result = RetentionResult()
-        let rows = try Row.fetchAll(
+    /// Deletes batches matching `condition` (the oldest first when `oldestFirst`) and the dedup
+    /// ids of their records, up to and including the batch that reaches `records` records or
+    /// `bytes` stored bytes: at least one batch when any matches. Only the head of each row's
+    /// keys blob is read (a segment's id span is in its first bytes): a step that deletes
+    /// megabytes allocates kilobytes. The rows are read before anything is deleted.
+    private static func deleteBatches(
+        where condition: String, _ arguments: StatementArguments, oldestFirst: Bool, records: Int, bytes: Int64, db: Database
+    ) throws -> RetentionResult {
+        var rows: [Row] = []
+        let cursor = try Row.fetchCursor(
             db,
-            sql:
-                "SELECT id, kind, firstSeq, count, storedBytes, substr(keys, 1, \(StoredBlock.idSpanHeadBytes)) AS head FROM batch WHERE \(condition)",
+            sql: """
+                SELECT id, kind, firstSeq, count, storedBytes, substr(keys, 1, \(StoredBlock.idSpanHeadBytes)) AS head
+                FROM batch WHERE \(condition)\(oldestFirst ? " ORDER BY id" : "")
+                """,
             arguments: arguments)
+        var (recordCount, byteCount): (Int, Int64) = (0, 0)
+        while recordCount < records, byteCount < bytes, let row = try cursor.next() {
+            rows.append(row.copy())
+            recordCount += row["count"] as Int
+            byteCount += row["storedBytes"] as Int64
+        }
+        var result = RetentionResult()
         let legacy = try LegacyRetryIds.exist(db)
         for row in rows {
             let count: Int64 = row["count"]

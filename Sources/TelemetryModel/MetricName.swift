@@ -46,6 +46,8 @@ public enum MetricName: String, CaseIterable, Sendable {
     case spoolOldestAge = "mamtelemetry_spool_oldest_age_seconds"
     case clickHouseReadFenceTimeouts = "mamtelemetry_clickhouse_read_fence_timeouts_total"
     case clickHouseRetryCheckSkipped = "mamtelemetry_clickhouse_retry_check_skipped_total"
+    case heapInUse = "mamtelemetry_heap_in_use_bytes"
+    case sqliteMemory = "mamtelemetry_sqlite_memory_bytes"
 
     /// The family's `# HELP` text (`promtool check metrics` refuses families without one).
     public var help: String {
@@ -99,6 +101,9 @@ public enum MetricName: String, CaseIterable, Sendable {
             "Reads that went to ClickHouse before this collector's acknowledged records were shipped (the fence's bound passed)."
         case .clickHouseRetryCheckSkipped:
             "Ingest requests stored without asking ClickHouse whether another collector holds them (no answer within the deadline)."
+        case .heapInUse:
+            "Bytes the process holds from the C heap now (chunks in use and blocks mapped on their own); the rest of the anonymous resident memory is free heap not yet trimmed and thread stacks."
+        case .sqliteMemory: "Bytes SQLite holds now over all its connections (page caches, statements, sorts), part of the heap in use."
         }
     }
 }

@@ -226,6 +226,14 @@ import Testing
             #expect(text.contains(#"mamtelemetry_store_size_bytes{env="prod"}"#))
             #expect(text.contains("process_resident_memory_bytes "))
             #expect(text.contains("process_open_fds "))
+            // The memory split: SQLite's connections (the store is open) hold a part of the
+            // heap in use, not all of it.
+            func gauge(_ name: MetricName) -> Double? {
+                text.split(separator: "\n").first { $0.hasPrefix(name.rawValue + " ") }.flatMap { Double($0.split(separator: " ")[1]) }
+            }
+            let heap = try #require(gauge(.heapInUse))
+            let sqlite = try #require(gauge(.sqliteMemory))
+            #expect(sqlite > 0 && sqlite < heap, "sqlite \(sqlite), heap \(heap)")
             // App ids are labels only of the drop counter and the per-app fleet series (bounded:
             // AppMetricsTests), never of the other domain families.
             let perApp: [MetricName] = [.recordsDropped, .appEnrollmentCalls, .appEnrollmentFailures, .appLaunchesByApp]

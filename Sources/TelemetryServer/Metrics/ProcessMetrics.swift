@@ -1,7 +1,12 @@
 import ProcessMemory
+import TelemetryModel
+import TelemetryStore
 
 /// Process figures read from `/proc/self` at scrape time (RSS, CPU, open descriptors), in
-/// the names the Prometheus client libraries use, so stock dashboards and alerts apply.
+/// the names the Prometheus client libraries use, so stock dashboards and alerts apply; and
+/// the two shares of the anonymous memory the daemon can name: what the heap holds in use
+/// and, of that, what SQLite's connections hold (the rest of the resident memory is code,
+/// stacks and free heap pages not yet trimmed).
 enum ProcessMetrics {
     static func exposition() -> String {
         var out = ""
@@ -19,6 +24,11 @@ enum ProcessMetrics {
             out += "# HELP process_open_fds Number of open file descriptors.\n"
             out += "# TYPE process_open_fds gauge\n"
             out += "process_open_fds \(fds)\n"
+        }
+        for (name, value) in [(MetricName.heapInUse, HeapPolicy.inUseBytes()), (.sqliteMemory, SQLiteMemory.usedBytes())] {
+            out += "# HELP \(name.rawValue) \(name.help)\n"
+            out += "# TYPE \(name.rawValue) gauge\n"
+            out += "\(name.rawValue) \(value)\n"
         }
         return out
     }

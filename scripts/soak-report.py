@@ -47,16 +47,25 @@ a = p.parse_args()
 MIB = 1024.0
 
 
-def read_dense_anon(path, warm_from_s):
-    """The anonymous RSS (MiB) of every line of rss.tsv ("t_s<TAB>anon_kib") from warm_from_s on."""
+def read_dense(path, warm_from_s):
+    """The one-second series of rss.tsv ("t_s<TAB>anon_kib[<TAB>heap_kib<TAB>sqlite_kib]") from
+    warm_from_s on: the anonymous RSS and, where the line has them, the heap in use and SQLite's
+    share of it (MiB; None where the daemon's metrics could not be read that second)."""
     if not os.path.exists(path):
         return []
     out = []
     for line in open(path):
-        parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit() and float(parts[0]) >= warm_from_s:
-            out.append(int(parts[1]) / MIB)
+        parts = line.rstrip("\n").split("\t")
+        if len(parts) < 2 or not parts[1].isdigit() or float(parts[0]) < warm_from_s:
+            continue
+        split = [int(v) / MIB if v.isdigit() else None for v in parts[2:4]] + [None, None]
+        out.append((int(parts[1]) / MIB, split[0], split[1]))
     return out
+
+
+def quantile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] if values else 0.0
 
 
 def load(name):
@@ -110,7 +119,8 @@ second = [num(r, "anon_kib") / MIB for r in warm[half:]]
 # The level comes from the one-second series (rss.tsv) when the soak wrote one: the anonymous
 # RSS swings by 30-40 MiB within seconds, so the medians of the nine 10 s samples of each half
 # of a 5-minute run moved by more than the limit from where the samples fell alone.
-dense = read_dense_anon(os.path.join(a.out, "rss.tsv"), 0.4 * a.minutes * 60)
+dense_rows = read_dense(os.path.join(a.out, "rss.tsv"), 0.4 * a.minutes * 60)
+dense = [anon for anon, _, _ in dense_rows]
 dense_half = len(dense) // 2
 if dense_half >= 10:
     first, second = dense[:dense_half], dense[dense_half:]
@@ -160,7 +170,19 @@ write_mb_s = (written[-1][1] - written[0][1]) / (written[-1][0] - written[0][0])
 # The no-match window's latency near the start (store small) against the end (store at its cap).
 early = [num(r, "nomatch_ms") for r in rows[: max(1, len(rows) // 10)] if num(r, "nomatch_ms") is not None]
 late = [num(r, "nomatch_ms") for r in rows[-max(1, len(rows) // 10):] if num(r, "nomatch_ms") is not None]
+# Issue 28's memory target is per sample: RSS at or under 120 MiB after warm-up.
+RSS_TARGET_MIB = 120
+# What the anonymous RSS is made of, second by second: the heap in use (SQLite's connections
+# a part of it); the rest is free heap not yet trimmed and thread stacks.
+heap = [h for _, h, _ in dense_rows if h is not None]
+sqlite = [q for _, _, q in dense_rows if q is not None]
 summary = {
+    "samplesAtOrUnderRssTarget": [sum(1 for r in warm if num(r, "rss_kib") / MIB <= RSS_TARGET_MIB), len(warm)],
+    "anonymousPerSecondMiB": {"p50": round(quantile(dense, 0.5), 1), "p99": round(quantile(dense, 0.99), 1),
+                              "max": round(max(dense, default=0), 1)},
+    "heapInUsePerSecondMiB": {"p50": round(quantile(heap, 0.5), 1), "p99": round(quantile(heap, 0.99), 1),
+                              "max": round(max(heap, default=0), 1)} if heap else None,
+    "sqlitePerSecondMiB": {"p50": round(quantile(sqlite, 0.5), 1), "max": round(max(sqlite, default=0), 1)} if sqlite else None,
     "minutes": a.minutes, "rate": a.rate, "capBytes": a.cap, "samples": len(rows),
     "achievedRecordsPerSecond": load_run.get("recordsPerSecond"),
     "ackLatencyMsP99": load_run.get("latencyMsP99"),
@@ -256,6 +278,14 @@ if a.benchmarks:
         "| RSS after warm-up | %.1f–%.1f MiB (anonymous %.1f–%.1f); highest peak between samples %.1f MiB |" % (
             s["totalRssMiBAfterWarmUp"]["min"], s["totalRssMiBAfterWarmUp"]["max"], s["rssMiBAfterWarmUp"]["min"],
             s["rssMiBAfterWarmUp"]["max"], s["peakRssMiBAfterWarmUp"]),
+        "| RSS at or under %d MiB (issue 28's target) | %d of %d samples after warm-up |" % (
+            RSS_TARGET_MIB, s["samplesAtOrUnderRssTarget"][0], s["samplesAtOrUnderRssTarget"][1]),
+        "| anonymous RSS once a second after warm-up | p50 %.1f, p99 %.1f, max %.1f MiB; %s |" % (
+            s["anonymousPerSecondMiB"]["p50"], s["anonymousPerSecondMiB"]["p99"], s["anonymousPerSecondMiB"]["max"],
+            ("of it the heap in use p50 %.1f, p99 %.1f, max %.1f (SQLite's connections p50 %.1f, max %.1f; the rest is free heap not yet trimmed and stacks)" % (
+                s["heapInUsePerSecondMiB"]["p50"], s["heapInUsePerSecondMiB"]["p99"], s["heapInUsePerSecondMiB"]["max"],
+                s["sqlitePerSecondMiB"]["p50"], s["sqlitePerSecondMiB"]["max"]))
+            if s["heapInUsePerSecondMiB"] and s["sqlitePerSecondMiB"] else "the daemon's memory gauges were not read"),
         "| RSS trend | step between the halves after warm-up %+.1f MiB (anonymous, median of each; highest of each %+.1f); slope over the last hour %+.1f MiB/h |" % (
             s["rssStepMiB"], s["rssPeakStepMiB"], s["rssTrendMiBPerHourLastHour"]),
         "| store live bytes, worst sample | %.3fx the cap (files on disk, WAL included: %.3fx) |" % (s["usedBytesMaxOverCap"], s["diskBytesMaxOverCap"]),

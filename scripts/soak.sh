@@ -9,8 +9,9 @@
 #                                        retention passes
 #   scripts/soak.sh --minutes N --rate R --update-benchmarks --out DIR
 #                                        SOAK_EVENT_IDS=random gives every event a fresh random
-#                                        GUID, as the SDK does (default: numbered ids, which reach
-#                                        the store's retry-id index in order: the cheap case)
+#                                        GUID, as the SDK does (default: numbered ids; both reach
+#                                        the retry-id index as keyed hashes, at random places; the
+#                                        GUIDs make the payload larger and less compressible)
 #                                        SOAK_NOTE="..." adds a sentence about the run (its
 #                                        machine, why it was cut short) to BENCHMARKS.md
 #                                        SOAK_WITHOUT=follow,queries,bundles leaves those out,
@@ -83,10 +84,13 @@ SECONDS_TOTAL=$((MINUTES * 60))
 install_missing jq:jq curl:curl gnuplot-nox:gnuplot
 
 if [ -z "$BIN" ]; then
-  SCRATCH=${SOAK_SCRATCH:-.build-release}
-  echo "== building release (scratch $SCRATCH)"
-  swift build -c release --scratch-path "$SCRATCH" --product mamtelemetryd
-  swift build -c release --scratch-path "$SCRATCH" --product mamtelemetry-bench
+  # The daemon as `make` builds what the package installs: the Swift runtime linked
+  # statically (3 MiB less file-backed RSS than the shared libraries under this load). Its own
+  # scratch directory, so the bench's dynamically linked release build is not rebuilt.
+  SCRATCH=${SOAK_SCRATCH:-.build-static}
+  echo "== building release, Swift runtime static (scratch $SCRATCH)"
+  swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" --product mamtelemetryd
+  swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" --product mamtelemetry-bench
   BIN=$ROOT/$SCRATCH/release
 fi
 DAEMON=$BIN/mamtelemetryd
@@ -126,24 +130,24 @@ used_bytes() { # the prod store's pages that hold data: what its size cap is com
 echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/machine.txt"
 RATE_MEASURED=0
 MAX_SECONDS=10
+# Closed-loop load of live records for DURATION seconds, its JSON report on stdout.
+closed_loop() { "$GEN" --live --event-ids "$EVENT_IDS" --duration "$1" --concurrency 16 --batch-size 500 --encoding identity --json; }
+if [ "$SHORT" = 0 ]; then
+  # The long soak runs at its cap, where every commit also pays for retention's deletes and
+  # a larger index: the store is filled first (30 s at a time), with --rate too, and the
+  # maximum is measured there, over a minute that takes in a retention pass. Retention holds
+  # the store under the cap, so "full" is 90% of it.
+  echo "== filling the store to 90% of its cap (closed loop, live records)"
+  ROUND=0
+  while [ "$(used_bytes)" -lt "$((CAP * 9 / 10))" ]; do
+    ROUND=$((ROUND + 1))
+    [ "$ROUND" -le 40 ] || { echo "the store did not reach 90% of its cap in 20 minutes"; exit 1; }
+    closed_loop 30 >"$OUT/fill-$ROUND.json"
+  done
+  MAX_SECONDS=60
+fi
 if [ -z "$RATE" ]; then
   RATE_MEASURED=1
-  # Closed-loop load of live records for DURATION seconds, its JSON report on stdout.
-  closed_loop() { "$GEN" --live --event-ids "$EVENT_IDS" --duration "$1" --concurrency 16 --batch-size 500 --encoding identity --json; }
-  if [ "$SHORT" = 0 ]; then
-    # The long soak runs at its cap, where every commit also pays for retention's deletes and
-    # a larger index: the store is filled first (30 s at a time), and the maximum is measured
-    # there, over a minute that takes in a retention pass. Retention holds the store under the
-    # cap, so "full" is 90% of it.
-    echo "== filling the store to 90% of its cap (closed loop, live records)"
-    ROUND=0
-    while [ "$(used_bytes)" -lt "$((CAP * 9 / 10))" ]; do
-      ROUND=$((ROUND + 1))
-      [ "$ROUND" -le 40 ] || { echo "the store did not reach 90% of its cap in 20 minutes"; exit 1; }
-      closed_loop 30 >"$OUT/fill-$ROUND.json"
-    done
-    MAX_SECONDS=60
-  fi
   echo "== maximum ingest ($MAX_SECONDS s closed loop, live records)"
   closed_loop "$MAX_SECONDS" >"$OUT/max.json"
   RATE=$(python3 -c "import json;print(int(json.load(open('$OUT/max.json'))['recordsPerSecond'] / 2))")
@@ -200,10 +204,17 @@ NEXT_BUNDLE=0
 BUNDLE_MS=""
 T0=$(date +%s)
 # The anonymous RSS once a second, for the report's step check (see soak-report.py): it swings
-# by 30-40 MiB within seconds, too much for the few samples below to give its level.
+# by 30-40 MiB within seconds, too much for the few samples below to give its level. Beside it,
+# from the daemon's metrics, the heap in use and SQLite's share of it (KiB), which tell a peak
+# of memory in use (a bundle, a merge, commits queued behind a retention step) from free heap
+# not yet trimmed; the scrape, once a second, is part of the load.
 (
   while kill -0 "$DPID" 2>/dev/null; do
-    printf '%s\t%s\n' "$(($(date +%s) - T0))" "$(awk '/^RssAnon:/{print $2}' "/proc/$DPID/status" 2>/dev/null)"
+    ANON=$(awk '/^RssAnon:/{print $2}' "/proc/$DPID/status" 2>/dev/null)
+    SPLIT=$(curl -fsS "${AUTH[@]}" "$URL/metrics" 2>/dev/null |
+      awk '/^mamtelemetry_heap_in_use_bytes /{h=$2} /^mamtelemetry_sqlite_memory_bytes /{q=$2}
+           END{if (h != "" && q != "") printf "%d\t%d", h / 1024, q / 1024; else printf "\t"}')
+    printf '%s\t%s\t%s\n' "$(($(date +%s) - T0))" "$ANON" "$SPLIT"
     sleep 1
   done
 ) >"$OUT/rss.tsv" &

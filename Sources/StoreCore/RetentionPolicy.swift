@@ -74,7 +74,8 @@ public struct RetentionResult: Sendable, Hashable {
     public var rollupRows = 0
     /// Bytes the database files shrank by (free pages cut off, WAL emptied).
     public var bytesReturned: Int64 = 0
-    /// A spool's retry-recognition ids past the retry window (see ``SpoolRetryWindow``).
+    /// Retry-recognition ids deleted: an embedded store's ids of deleted records (swept in key
+    /// order, not with each batch), a spool's past the retry window (see ``SpoolRetryWindow``).
     public var retryIDs = 0
 
     public init() {}

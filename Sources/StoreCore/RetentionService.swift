@@ -111,13 +111,13 @@ public final class RetentionService: Service, Sendable {
             label: MetricName.retentionPasses.rawValue, dimensions: [("env", env.rawValue), ("trigger", trigger.rawValue)],
             factory: metrics
         ).increment()
-        if r.batches > 0 {
+        if r.batches > 0 || r.retryIDs > 0 {
             count(r, env: env)
             logger.info(
                 "retention removed old data",
                 metadata: [
                     "env": "\(env)", "trigger": "\(trigger.rawValue)", "batches": "\(r.batches)", "records": "\(r.records)",
-                    "bytesReturned": "\(r.bytesReturned)",
+                    "retryIds": "\(r.retryIDs)", "bytesReturned": "\(r.bytesReturned)",
                     "ms": "\(took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000)",
                 ])
         }

@@ -14,8 +14,9 @@ import TelemetryModel
 /// group commits queued behind it, and the records they held were the highest of the
 /// daemon's memory peaks under steady load (the 2-hour soaks of BENCHMARKS.md: with steps,
 /// no commit waited over 2.5 s, against up to 5 s). Between steps the waiting commits
-/// go through. Nothing needs the pass to be atomic: each batch goes with its own dedup ids
-/// in the same step, and a reader sees a store with some of the oldest batches gone.
+/// go through. Nothing needs the pass to be atomic: a reader sees a store with some of the
+/// oldest batches gone. The deleted records' dedup ids are left to ``RetryIdSweep``, which
+/// prunes them in key order at the timer's passes (and a growth pass once they add up).
 struct EnvironmentRetention: Sendable {
     let pool: DatabasePool
     let space: DatabaseSpace
@@ -34,7 +35,8 @@ struct EnvironmentRetention: Sendable {
 
     /// Deletes batches past their age (their events stay counted in the rollups, which have an
     /// age of their own), then — while the database holds more than `maxBytes` — the oldest
-    /// batches in ``RetentionClass`` order, with their dedup ids; then, when
+    /// batches in ``RetentionClass`` order; then sweeps the deleted records' dedup ids when
+    /// that is due (``RetryIdSweep``: always on a pass with `returnFreeSpace`); then, when
     /// `returnFreeSpace`, gives the freed pages back to the filesystem (moving live pages into
     /// the holes costs about what was deleted, so passes that run as the store grows leave the
     /// pages for the next commits instead). Batches are judged by receive time, so a device
@@ -64,7 +66,8 @@ struct EnvironmentRetention: Sendable {
             try DeviceIndex.prune(db)
             if try LegacyRetryIds.exist(db) { try LegacyRetryIds.sweep(db) }
         }
-        if returnFreeSpace, result.batches > 0 || result.verboseScrubbed > 0 {
+        result.retryIDs += try await RetryIdSweep.runIfDue(pool, tidy: returnFreeSpace)
+        if returnFreeSpace, result.batches > 0 || result.verboseScrubbed > 0 || result.retryIDs > 0 {
             result.bytesReturned = try await space.returnFreePages()
         }
         return result
@@ -82,7 +85,9 @@ struct EnvironmentRetention: Sendable {
     /// gone (at least one batch when any exists), then gives the pages back.
     func deleteOldest(_ retentionClass: RetentionClass, atLeast bytes: Int64) async throws -> RetentionResult {
         var result = try await deleteInSteps(where: retentionClass.condition, [], oldestFirst: true, atLeast: bytes)
-        if result.batches > 0 { result.bytesReturned = try await space.returnFreePages() }
+        guard result.batches > 0 else { return result }
+        result.retryIDs += try await RetryIdSweep.runIfDue(pool, tidy: true)
+        result.bytesReturned = try await space.returnFreePages()
         return result
     }
 
@@ -108,37 +113,47 @@ struct EnvironmentRetention: Sendable {
     /// less one growth step (``RetentionPolicy/growthStep``): the next growth pass then runs
     /// as the store reaches the cap rather than a step past it, so the cap is passed only by
     /// what commits while a pass runs. Each step measures the live pages again, commits
-    /// that went through between steps included.
+    /// that went through between steps included. When the ids of records already deleted
+    /// (``RetryIdSweep``) would free as much as is over, they are swept instead of deleting
+    /// more records: otherwise a pass at the cap would delete records to make room that dead
+    /// ids hold.
     private func deleteForSizeCap(_ maxBytes: Int64) async throws -> RetentionResult {
         var result = RetentionResult()
         let target = maxBytes - Int64(Double(maxBytes) * RetentionPolicy.growthStep)
+        // Records deleted since the last sweep: an upper bound of the stale ids (a record
+        // without an eventId has none).
+        var stale = try await RetryIdSweep.plan(pool).stale
         for retentionClass in RetentionClass.allCases {
             while true {
-                let step = try await pool.write { [recordsPerStep] db in
+                let (step, sweep) = try await pool.write { [recordsPerStep, stale] db -> (RetentionResult, Bool) in
                     let used = try DatabaseSpace.usedBytes(db)
-                    guard used > target else { return RetentionResult() }
-                    return try Self.deleteBatches(
-                        where: retentionClass.condition, [], oldestFirst: true, records: recordsPerStep, bytes: used - target, db: db)
+                    guard used > target else { return (RetentionResult(), false) }
+                    if Int64(stale) * RetryIdSweep.bytesPerId >= used - target { return (RetentionResult(), true) }
+                    return (
+                        try Self.deleteBatches(
+                            where: retentionClass.condition, [], oldestFirst: true, records: recordsPerStep, bytes: used - target, db: db),
+                        false
+                    )
+                }
+                if sweep {
+                    result.retryIDs += try await RetryIdSweep.run(pool, below: RetryIdSweep.plan(pool).bounds)
+                    stale = 0
+                    continue
                 }
                 if step.batches == 0 { break }
+                stale += step.records
                 result += step
             }
         }
         return result
     }
 
-    /// Deletes the dedup ids of one batch's records: its seq span, of its kind. The seq index
-    /// holds the kind, so the span is found and filtered in the index alone; it is named
-    /// because, when the primary key began with `kind`, SQLite chose to search that instead,
-    /// visiting every id of the kind: with millions of ids a pass deleting a few hundred
-    /// batches held the writer for minutes and ingest stopped while it ran.
-    static let deleteDedupIds = "DELETE FROM event_id INDEXED BY event_key_seq WHERE seq >= ? AND seq <= ? AND kind = ?"
-
-    /// Deletes batches matching `condition` (the oldest first when `oldestFirst`) and the dedup
-    /// ids of their records, up to and including the batch that reaches `records` records or
-    /// `bytes` stored bytes: at least one batch when any matches. Only the head of each row's
-    /// keys blob is read (a segment's id span is in its first bytes): a step that deletes
-    /// megabytes allocates kilobytes. The rows are read before anything is deleted.
+    /// Deletes batches matching `condition` (the oldest first when `oldestFirst`), up to and
+    /// including the batch that reaches `records` records or `bytes` stored bytes: at least one
+    /// batch when any matches. Their dedup ids stay for ``RetryIdSweep``, except text ids of a
+    /// store from before ``RetryKey`` (``LegacyRetryIds``), which go with their batch: only the
+    /// head of the row's keys blob is read for them (a segment's id span is in its first
+    /// bytes). The rows are read before anything is deleted.
     private static func deleteBatches(
         where condition: String, _ arguments: StatementArguments, oldestFirst: Bool, records: Int, bytes: Int64, db: Database
     ) throws -> RetentionResult {
@@ -160,10 +175,11 @@ struct EnvironmentRetention: Sendable {
         let legacy = try LegacyRetryIds.exist(db)
         for row in rows {
             let count: Int64 = row["count"]
-            // A segment's ids have the other kind's in between: its span, of its own kind.
-            let ids = try StoredBlock.idSpan(keysBlob: [UInt8](row["head"] as Data), firstSeq: row["firstSeq"], count: count)
-            try db.execute(sql: deleteDedupIds, arguments: [ids.lowerBound, ids.upperBound, row["kind"] as Int])
-            if legacy { try LegacyRetryIds.delete(kind: row["kind"], seqs: ids, db) }
+            if legacy {
+                // A segment's ids have the other kind's in between: its span, of its own kind.
+                let ids = try StoredBlock.idSpan(keysBlob: [UInt8](row["head"] as Data), firstSeq: row["firstSeq"], count: count)
+                try LegacyRetryIds.delete(kind: row["kind"], seqs: ids, db)
+            }
             try db.execute(sql: "DELETE FROM batch WHERE id = ?", arguments: [row["id"] as Int64])
             result.batches += 1
             result.records += Int(count)

@@ -120,8 +120,8 @@ struct EnvironmentRetention: Sendable {
     private func deleteForSizeCap(_ maxBytes: Int64) async throws -> RetentionResult {
         var result = RetentionResult()
         let target = maxBytes - Int64(Double(maxBytes) * RetentionPolicy.growthStep)
-        // Records deleted since the last sweep: an upper bound of the stale ids (a record
-        // without an eventId has none).
+        // The stale ids: counted on the index at the start, then raised by each step's records
+        // (an upper bound: a record without an eventId has none).
         var stale = try await RetryIdSweep.plan(pool).stale
         for retentionClass in RetentionClass.allCases {
             while true {

@@ -5,12 +5,13 @@ import GRDB
 /// key order, instead of deleting each batch's ids with the batch.
 ///
 /// The ids are keyed hashes (``RetryKey``), so one batch's ids lie on as many pages as it has
-/// ids: deleting them batch by batch dirtied about one 4 KiB page of the table per id, and
-/// each step of a pass wrote those pages to the WAL again (a growth pass at a 1 GB cap deleted
-/// about 48,000 ids and wrote about 29,000 pages; BENCHMARKS.md, issue 28). A sweep visits the
-/// table in key order, a sixteenth of the key space per write transaction, and deletes every
-/// stale id on the way, so each page is written at most once per sweep however many of its ids
-/// went: the cost follows the table's size, not the number of ids deleted.
+/// ids: deleting them batch by batch dirtied a page of the table for nearly every id, and
+/// each step of a pass wrote those pages to the WAL again (a growth pass of the soak at a
+/// 1 GB cap deleted 310,000-640,000 records; the A/B in BENCHMARKS.md, issue 28, measured
+/// what the sweep changed in memory and writes). A sweep visits the table in key order, a
+/// sixteenth of the key space per write transaction, and deletes every stale id on the way,
+/// so each page is written at most once per sweep however many of its ids went: the cost
+/// follows the table's size, not the number of ids deleted.
 ///
 /// An id is stale when its seq is below the oldest record of its kind still stored (or staged
 /// by a commit that spans both environments): retention deletes each kind oldest first, so

@@ -97,10 +97,14 @@ DAEMON=$BIN/mamtelemetryd
 GEN=$BIN/mamtelemetry-bench
 
 TMP=$(mktemp -d /tmp/mamtelemetry-soak.XXXXXX)
-[ -n "$OUT" ] || OUT=$TMP/out
+# Without --out the run's files live in the temporary directory: removed when the run
+# passes, kept (and named) when it fails, so a failed CI run can still be read.
+OUT_IN_TMP=0
+[ -n "$OUT" ] || { OUT=$TMP/out; OUT_IN_TMP=1; }
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 PIDS=()
+# shellcheck disable=SC2317 # run by at_exit, which shellcheck cannot follow
 cleanup() {
   local p
   for p in "${PIDS[@]}"; do stop_pid "$p"; done
@@ -292,7 +296,12 @@ grep -cE '^[^ ]+ (error|critical) ' "$OUT/daemon.log" >"$OUT/daemon-errors.txt" 
 
 BENCHMARKS_ARGS=()
 [ "$UPDATE" = 1 ] && BENCHMARKS_ARGS=(--benchmarks "$ROOT/BENCHMARKS.md")
+STATUS=0
 python3 "$ROOT/scripts/soak-report.py" --out "$OUT" --cap "$CAP" --rate "$RATE" --minutes "$MINUTES" --short "$SHORT" \
   --stored "$STORED" --retained "$RETAINED" --accepted "$ACCEPTED" --errors "$ERRORS" \
   --command "${WITHOUT:+SOAK_WITHOUT=$WITHOUT }scripts/soak.sh$([ "$SHORT" = 1 ] && echo ' --short') --minutes $MINUTES$([ "$RATE_MEASURED" = 0 ] && echo " --rate $RATE")" \
-  --rate-measured "$RATE_MEASURED" --note "${SOAK_NOTE:-}" "${BENCHMARKS_ARGS[@]}"
+  --rate-measured "$RATE_MEASURED" --note "${SOAK_NOTE:-}" "${BENCHMARKS_ARGS[@]}" || STATUS=$?
+if [ "$OUT_IN_TMP" = 1 ]; then
+  if [ "$STATUS" = 0 ]; then rm -rf "$TMP"; else echo "soak.sh: the run's files are kept in $OUT" >&2; fi
+fi
+exit "$STATUS"

@@ -55,7 +55,14 @@ fuzz_one() {
     rm -rf "$run"
     mkdir -p "$run/corpus"
     cp "$fuzz/corpus/$target/"* "$run/corpus/"
+    # swift-corelibs-foundation's CFPropertyList leaks the CFError of every plist it refuses
+    # (seen at PropertyListSerialization.propertyList(from:) on Linux, Swift 6.3.1): toolchain
+    # noise that would stop the plist run at its first bad input. Leaks stay on elsewhere.
     [[ $target == FuzzPlist ]] && leaks=0
+    # rss_limit and malloc_limit keep a decompression bomb that slips past the limits from
+    # looking like anything but a finding; timeout flags a single input that hangs.
+    # Swift's own crash backtracer fights ASan's handler (it hung for minutes, orphaned): off.
+    # lsan-suppressions.txt: one-time allocations of Swift's regex runtime (FuzzTextLog's oracle).
     (cd "$run" && SWIFT_BACKTRACE=enable=no LSAN_OPTIONS="suppressions=$fuzz/lsan-suppressions.txt" "$bin/$target" corpus \
         -max_total_time="$seconds" -seed="${FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
         -max_len=65536 -detect_leaks="$leaks" -print_final_stats=1 -artifact_prefix="$run/" \

@@ -59,10 +59,10 @@ step "bench smoke" env BENCH_BIN=.build/debug ./scripts/bench.sh --smoke
 step "deb package" ./scripts/deb-test.sh
 step "soak (5 min)" ./scripts/soak.sh --short
 # The Swift suite last, so its summary closes the log, in two runs. The targets whose tests
-# stay in the test process (routers over stores in temporary directories, journald through
-# the harness) two tests at a time; then, one test at a time, the targets that start the
-# built daemons, private ClickHouse servers, or read the test process's own memory, which on
-# two cores starve each other when run together.
+# stay in the test process (routers and stores over temporary directories) two tests at a
+# time; then, one test at a time, the targets that start the built daemons, private
+# ClickHouse servers, or read the test process's own memory, which on two cores starve each
+# other when run together.
 PROCESS_TARGETS='^(IntegrationTests|ClickHouseStoreTests|ProcessMemoryTests)\.'
 step "swift test, in process (2 at a time)" env SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=2 \
   swift test --skip-build --skip "$PROCESS_TARGETS"

@@ -60,10 +60,10 @@ step "deb package" ./scripts/deb-test.sh
 step "soak (5 min)" ./scripts/soak.sh --short
 # The Swift suite last, so its summary closes the log, in two runs. The targets whose tests
 # stay in the test process (routers and stores over temporary directories) two tests at a
-# time; then, one test at a time, the targets that start the built daemons, private
-# ClickHouse servers, or read the test process's own memory, which on two cores starve each
-# other when run together.
-PROCESS_TARGETS='^(IntegrationTests|ClickHouseStoreTests|ProcessMemoryTests)\.'
+# time; then, one test at a time, the targets (and the bundle memory suite) that start the
+# built daemons, private ClickHouse servers, or read the test process's own memory: beside
+# another test a peak RSS is that test's too, and on two cores daemons starve each other.
+PROCESS_TARGETS='^(IntegrationTests|ClickHouseStoreTests|ProcessMemoryTests)\.|^BundlesTests\.BundleMemoryTests'
 step "swift test, in process (2 at a time)" env SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=2 \
   swift test --skip-build --skip "$PROCESS_TARGETS"
 step "swift test, processes (1 at a time)" swift test --skip-build --no-parallel --filter "$PROCESS_TARGETS"

@@ -6,9 +6,7 @@ import TelemetryStore
 import Testing
 
 /// Bundles built from a real SQLite store: the right records, intact checksums, archives
-/// the system tools open, redaction, and a readable timeline. Serialized because the
-/// memory test in this target measures the process's RSS.
-@Suite(.serialized)
+/// the system tools open, redaction, and a readable timeline. Each test has its own store.
 struct BundleContentTests {
     let since = BundleFixture.window.0
     let until = BundleFixture.window.1

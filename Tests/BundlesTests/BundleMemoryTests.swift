@@ -36,7 +36,9 @@ struct CountingSink: BundleSink {
     }
 }
 
-extension BundleContentTests {
+/// Reads the test process's own peak RSS, so `scripts/test.sh` runs this suite in the
+/// one-test-at-a-time run: beside another test the peak would be that test's too.
+struct BundleMemoryTests {
     /// A ~10 MB and a ~70 MB bundle (24k records of ~3 KiB, random so they do not compress
     /// away) stream through the same process: the peak RSS growth of the large one stays
     /// close to the small one's and far below its size — memory does not grow with the bundle.

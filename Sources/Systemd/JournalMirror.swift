@@ -114,6 +114,10 @@ public final class JournalMirror: Service, Sendable {
         let finished = CompletionSignal()
         let giveUp = Mutex<Task<Void, Never>?>(nil)
         let thread = Thread { [self] in
+            // Named from inside, through /proc, so `top -H` and `ps -L` show it: on Linux
+            // Foundation keeps `Thread.name` to itself, and `pthread_setname_np` is not
+            // visible to Swift (the kernel keeps 15 characters).
+            try? Data("journal-mirror".utf8).write(to: URL(fileURLWithPath: "/proc/thread-self/comm"))
             self.sendUntilDone()
             finished.fire()
         }

@@ -49,6 +49,10 @@ final class BackgroundWorker: Sendable {
         let thread = Thread { [self] in
             // On Linux a nice value belongs to the calling thread (PRIO_PROCESS with who 0).
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness)
+            // Named from inside, through /proc, so `top -H` and `ps -L` show it: on Linux
+            // Foundation keeps `Thread.name` to itself, and `pthread_setname_np` is not
+            // visible to Swift (the kernel keeps 15 characters).
+            try? Data(name.prefix(15).utf8).write(to: URL(fileURLWithPath: "/proc/thread-self/comm"))
             while true {
                 if wake.wait(timeout: .now() + idleExit) == .timedOut {
                     let exit = state.withLock { s in

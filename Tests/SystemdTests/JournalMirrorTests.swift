@@ -63,6 +63,19 @@ struct JournalMirrorTests {
         #expect(try metrics.expectTimer(MetricName.journalMirrorSendDuration.rawValue).values.count == 301)
     }
 
+    @Test("every send runs on the sender thread, named journal-mirror as top -H shows it")
+    func senderThreadIsNamed() async throws {
+        let sink = ThreadNameSink()
+        let mirror = JournalMirror(
+            sink: sink, logger: Self.logger(RecordingSink()), metricsFactory: TestMetrics(), clock: SystemWallClock(),
+            initiallyReachable: true)
+        try await Self.withRunningMirror(mirror) { _ in
+            mirror.submit(Self.entries(0..<20))
+            #expect(await eventually { mirror.status.sent == 20 })
+        }
+        #expect(sink.threadNames == ["journal-mirror"])
+    }
+
     @Test("submit never waits on a stalled journal; the bound holds and the excess is dropped")
     func neverBlocks() async throws {
         let sink = StalledSink()

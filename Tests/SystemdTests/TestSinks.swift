@@ -21,6 +21,19 @@ final class RecordingSink: JournalSink {
     }
 }
 
+/// A sink that keeps the name of the thread each send ran on (`/proc/thread-self/comm`).
+final class ThreadNameSink: JournalSink {
+    private let names = Mutex<Set<String>>([])
+
+    var threadNames: Set<String> { names.withLock { $0 } }
+
+    func send(_ entry: JournalEntry) -> Int32 {
+        let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+        _ = names.withLock { $0.insert(comm.trimmingCharacters(in: .newlines)) }
+        return 0
+    }
+}
+
 /// A sink that blocks every send until released: a journald that has stopped reading.
 final class StalledSink: JournalSink {
     private let gate = NSCondition()

@@ -9,6 +9,10 @@
 #   (k4) query (range + app filter, paged) and stats over the same events, read through the
 #        daemon's API on the ClickHouse backend and on a SQLite-backend daemon fed the same
 #        records.
+#   (k5) the CPU each part used: the collector per record acknowledged and shipped,
+#        ClickHouse per row while the collector shipped and while the client inserted,
+#        the load generator per record; and what they imply: the highest shipped rate the
+#        machine's cores allow when the collector and ClickHouse share them (issue 26);
 #
 #   scripts/bench-clickhouse-backend.sh OUT.json [--smoke]
 #
@@ -16,7 +20,7 @@
 # and prints its table rows. Without clickhouse-server it writes {"skipped": reason}.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-install_missing jq:jq
+install_missing jq:jq time:/usr/bin/time
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: $0 OUT.json [--smoke]}
 SMOKE=0
@@ -48,6 +52,7 @@ for _ in 1 2 3; do
 done
 [ "$rc" = 0 ] || { echo "(k) could not start ClickHouse (server.sh exit $rc)" >&2; exit 1; }
 CH=$(head -n 1 "$WORK/ch.urls")
+CH_PID=$(cat "$WORK/ch/shard-0/clickhouse.pid")
 q() { curl -fsS "$CH/" --data-binary "$1"; }
 now_s() { monotonic_seconds; }
 
@@ -55,6 +60,7 @@ now_s() { monotonic_seconds; }
 start_daemon "$WORK/chd.log" "$WORK/chd" "$BIN/mamtelemetryd" \
   --store-backend clickhouse --clickhouse-url "$CH" --clickhouse-database bench --collector-id 1
 CHD=$DAEMON_URL
+CHD_PID=$DAEMON_PID
 DAEMON_PIDS+=("$DAEMON_PID")
 start_daemon "$WORK/sqld.log" "$WORK/sqld" "$BIN/mamtelemetryd"
 SQL=$DAEMON_URL
@@ -83,19 +89,22 @@ for line in sys.stdin:
                 out[k][part] += float(line.rsplit(" ", 1)[1])
 print(json.dumps(out))' || echo '{}'
 }
-load() {  # closed-loop events for $2 s against daemon $1, JSON result
-  MAMTELEMETRY_URL=$1 MAMTELEMETRY_DATA_DIR=$3 "$BIN/mamtelemetry-bench" --duration "$2" --concurrency "$CONC" \
+load() {  # closed-loop events for $2 s against daemon $1, JSON result; the generator's CPU seconds in $WORK/load.cpu
+  MAMTELEMETRY_URL=$1 MAMTELEMETRY_DATA_DIR=$3 /usr/bin/time -f '%U %S' -o "$WORK/load.cpu" "$BIN/mamtelemetry-bench" --duration "$2" --concurrency "$CONC" \
     --batch-size "$BATCH" --logs-fraction 0 --encoding gzip --json
 }
 
 echo "== (k1) ingest through a collector on the ClickHouse backend, $D s"
+K1_CPU0="$(cpu_seconds "$CHD_PID") $(cpu_seconds "$CH_PID")"
 load "$CHD" "$D" "$WORK/chd" >"$WORK/k1.json"
+cp "$WORK/load.cpu" "$WORK/k1-load.cpu"
 ACKED_AT=$(now_s)
 # The shipped window starts at the load's first POST: the generator builds its record pool
 # first (seconds in a debug build), which is not shipping time.
 T0=$(python3 -c "import json,sys;print($ACKED_AT - json.load(open(sys.argv[1]))['seconds'])" "$WORK/k1.json")
 SETTLE=$(wait_spool_empty)
 T1=$(python3 -c "print($ACKED_AT + $SETTLE)")
+K1_CPU1="$(cpu_seconds "$CHD_PID") $(cpu_seconds "$CH_PID")"
 SHIPPED_ROWS=$(q "SELECT count() FROM bench.records FINAL")
 timings >"$WORK/k1-timings.json"
 
@@ -104,11 +113,13 @@ q "CREATE TABLE bench.direct AS bench.records"
 q "SELECT * FROM bench.records FINAL FORMAT JSONEachRow" >"$WORK/rows.json"
 split -l 50000 "$WORK/rows.json" "$WORK/rows.part."
 for f in "$WORK"/rows.part.*; do gzip -3 "$f"; done
+K2_CPU0=$(cpu_seconds "$CH_PID")
 K2_START=$(now_s)
 for f in "$WORK"/rows.part.*.gz; do
   curl -fsS -H 'Content-Encoding: gzip' "$CH/?query=INSERT%20INTO%20bench.direct%20FORMAT%20JSONEachRow" --data-binary @"$f"
 done
 K2_END=$(now_s)
+K2_CPU1=$(cpu_seconds "$CH_PID")
 DIRECT_ROWS=$(q "SELECT count() FROM bench.direct")
 
 echo "== (k3) outage: ClickHouse stopped, $D s of load into the spool, then resumed"
@@ -153,9 +164,12 @@ PY
 stats "$CHD" "$WORK/chd/admin.token" >"$WORK/k4-stats-ch.json" || echo '{}' >"$WORK/k4-stats-ch.json"
 stats "$SQL" "$WORK/sqld/admin.token" >"$WORK/k4-stats-sqlite.json" || echo '{}' >"$WORK/k4-stats-sqlite.json"
 
-python3 - "$WORK" "$OUT" "$T0" "$T1" "$SHIPPED_ROWS" "$K2_START" "$K2_END" "$DIRECT_ROWS" "$SPOOLED" "$DRAIN" "$TOTAL_ROWS" "$(q 'SELECT version()')" <<'PY'
+python3 - "$WORK" "$OUT" "$T0" "$T1" "$SHIPPED_ROWS" "$K2_START" "$K2_END" "$DIRECT_ROWS" "$SPOOLED" "$DRAIN" "$TOTAL_ROWS" "$(q 'SELECT version()')" \
+  "$K1_CPU0" "$K1_CPU1" "$K2_CPU0" "$K2_CPU1" "$(nproc)" <<'PY'
 import json, os, sys
 work, out = sys.argv[1], sys.argv[2]
+k1c0, k1c1 = [float(x) for x in sys.argv[13].split()], [float(x) for x in sys.argv[14].split()]
+k2c0, k2c1, cores = float(sys.argv[15]), float(sys.argv[16]), int(sys.argv[17])
 t0, t1, shipped, k2s, k2e = float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7])
 direct, spooled, drain, total, version = int(sys.argv[8]), int(sys.argv[9]), float(sys.argv[10]), int(sys.argv[11]), sys.argv[12]
 L = lambda n: json.load(open(os.path.join(work, n)))
@@ -183,6 +197,23 @@ def mean(a, b, k):
 if tk1 and tk3l and tk3:
     r["timings"] = {"load": {k: mean(tk1, {}, k) for k in ("removal", "commit", "insert")},
                     "drain": {k: mean(tk3, tk3l, k) for k in ("removal", "commit", "insert")}}
+# CPU per record (microseconds) over the same windows as the rates: the collector and
+# ClickHouse from the load's start until the spool was empty, ClickHouse alone over the
+# direct insert, the generator over its whole run (building its record pool included, so
+# an upper bound). A shipped record costs the collector's
+# share plus ClickHouse's; with both on this machine's cores, cores / (their sum) is the
+# highest shipped rate the CPU allows, whatever the pipeline does.
+gen = sum(float(x) for x in open(os.path.join(work, "k1-load.cpu")).read().split())
+us = lambda seconds, n: round(1e6 * seconds / n, 2) if n else None
+collector, clickhouse = us(k1c1[0] - k1c0[0], shipped), us(k1c1[1] - k1c0[1], shipped)
+cpu = {"cores": cores, "collectorUsPerRecord": collector, "clickhouseUsPerRowShipped": clickhouse,
+       "generatorUsPerRecord": us(gen, k1["accepted"]), "clickhouseUsPerRowDirect": us(k2c1 - k2c0, direct),
+       "directCoresUsed": round((k2c1 - k2c0) / (k2e - k2s), 2),
+       "shippedCoresUsed": round((k1c1[0] - k1c0[0] + k1c1[1] - k1c0[1]) / (t1 - t0), 2)}
+if collector and clickhouse:
+    cpu["shipCeilingPerSecond"] = round(cores * 1e6 / (collector + clickhouse))
+    cpu["shipCeilingVsDirect"] = round(cpu["shipCeilingPerSecond"] / r["directPerSecond"], 3)
+r["cpu"] = cpu
 json.dump(r, open(out, "w"))
 PY
 python3 - "$OUT" <<'PY'
@@ -205,6 +236,13 @@ if "timings" in r:
     tl, td = r["timings"]["load"], r["timings"]["drain"]
     print("| mean spool removal / group commit / insert, shipping under load | %s / %s / %s | draining: %s / %s / %s |" % (
         ms(tl["removal"]), ms(tl["commit"]), ms(tl["insert"]), ms(td["removal"]), ms(td["commit"]), ms(td["insert"])))
+c = r.get("cpu", {})
+if c.get("shipCeilingPerSecond"):
+    print("| CPU per record: collector / ClickHouse while shipping / generator (whole run) | %.1f / %.1f / %.1f us | ClickHouse per row, direct insert: %.1f us (%.2f of %d cores busy) |" % (
+        c["collectorUsPerRecord"], c["clickhouseUsPerRowShipped"], c["generatorUsPerRecord"], c["clickhouseUsPerRowDirect"],
+        c["directCoresUsed"], c["cores"]))
+    print("| shipped rate the cores allow, collector and ClickHouse sharing them | %d rec/s (collector and ClickHouse kept %.2f cores busy while shipping) | %s direct insert (target 0.7x) |" % (
+        c["shipCeilingPerSecond"], c["shippedCoresUsed"], ratio(c["shipCeilingPerSecond"], r["directPerSecond"])))
 sc, ss = r["scan"]["clickhouse"], r["scan"]["sqlite"]
 print("| query, range + app filter, NDJSON pages | ClickHouse backend %d matched/s (%d matched) | %s SQLite backend (%d matched/s, %d matched) |" % (
     sc.get("matchedPerSecond", 0), sc.get("matched", 0), ratio(sc.get("matchedPerSecond", 0), ss.get("matchedPerSecond", 0)),

@@ -113,6 +113,11 @@ monotonic_seconds() {
   python3 -c 'import time;print(time.monotonic())'
 }
 
+# CPU time PID has used so far (user + system, its threads included), in seconds.
+cpu_seconds() { # PID
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f\n", ($12 + $13) / hz }' "/proc/$1/stat"
+}
+
 # Resident set size of PID in KiB.
 rss_kib() { # PID
   awk '/^VmRSS:/{print $2}' "/proc/$1/status"

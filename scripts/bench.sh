@@ -17,7 +17,9 @@
 #   (i) peer: ClickHouse holding the same events, the same queries (scripts/bench-clickhouse.sh).
 #   (k) the ClickHouse backend: ingest acked and shipped vs a client inserting the same rows
 #       directly, spool drain after an outage, reads vs the SQLite backend
-#       (scripts/bench-clickhouse-backend.sh).
+#       (scripts/bench-clickhouse-backend.sh), with the CPU each part uses and the shipped
+#       rate the cores allow; then two collectors on a two-shard cluster, the same figures
+#       (scripts/bench-clickhouse-scaleout.sh).
 #   then (a), (c), (d) on the fleet and the GUID-heavy data sets, each against raw zlib-6 of itself.
 # Usage: scripts/bench.sh [--smoke] [--out DIR]      (make bench)
 # --smoke runs each step for ~2 s so CI keeps the suite working; its figures mean nothing.
@@ -179,6 +181,9 @@ echo "== (k) ClickHouse backend: collector ingest and shipping vs direct insert,
 SMOKE_FLAG=""; [ "$SMOKE" = 1 ] && SMOKE_FLAG=--smoke
 BENCH_BIN=$BIN BENCH_SECONDS=$D BENCH_CONCURRENCY=$CONC BENCH_BATCH=$BATCH \
   scripts/bench-clickhouse-backend.sh "$OUT/k-clickhouse-backend.json" ${SMOKE_FLAG:+"$SMOKE_FLAG"} | tee "$OUT/k-clickhouse-backend.txt"
+echo "== (k) scale-out: two collectors on a two-shard ClickHouse cluster"
+BENCH_BIN=$BIN BENCH_SECONDS=$D BENCH_CONCURRENCY=$CONC BENCH_BATCH=$BATCH \
+  scripts/bench-clickhouse-scaleout.sh "$OUT/k-clickhouse-scaleout.json" ${SMOKE_FLAG:+"$SMOKE_FLAG"} | tee "$OUT/k-clickhouse-scaleout.txt"
 
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/load.txt"
 
@@ -250,7 +255,7 @@ print("errors by run:", errs or "none", "| pool wrapped (duplicates):", {k: x["p
 if smoke: print("(smoke mode: figures are not meaningful)")
 PY
 scripts/bench-clickhouse.sh rows "$OUT" | tee -a "$OUT/summary.txt"
-grep '^|' "$OUT/k-clickhouse-backend.txt" | tee -a "$OUT/summary.txt" || true
+grep -h '^|' "$OUT/k-clickhouse-backend.txt" "$OUT/k-clickhouse-scaleout.txt" | tee -a "$OUT/summary.txt" || true
 # ---- Four data sets: steps (a), (c) and (d) once per data set of `mamtelemetry-bench
 # --data`, each on a fresh daemon, beside raw zlib-6 of the same data; the worst of the four.
 echo "== data sets guid, fleet, small, verbose (scripts/bench-datasets.sh)"

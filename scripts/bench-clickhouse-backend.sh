@@ -96,6 +96,7 @@ load() {  # closed-loop events for $2 s against daemon $1, JSON result; the gene
 
 echo "== (k1) ingest through a collector on the ClickHouse backend, $D s"
 K1_CPU0="$(cpu_seconds "$CHD_PID") $(cpu_seconds "$CH_PID")"
+K1_CPU_T0=$(now_s)
 load "$CHD" "$D" "$WORK/chd" >"$WORK/k1.json"
 cp "$WORK/load.cpu" "$WORK/k1-load.cpu"
 ACKED_AT=$(now_s)
@@ -165,11 +166,11 @@ stats "$CHD" "$WORK/chd/admin.token" >"$WORK/k4-stats-ch.json" || echo '{}' >"$W
 stats "$SQL" "$WORK/sqld/admin.token" >"$WORK/k4-stats-sqlite.json" || echo '{}' >"$WORK/k4-stats-sqlite.json"
 
 python3 - "$WORK" "$OUT" "$T0" "$T1" "$SHIPPED_ROWS" "$K2_START" "$K2_END" "$DIRECT_ROWS" "$SPOOLED" "$DRAIN" "$TOTAL_ROWS" "$(q 'SELECT version()')" \
-  "$K1_CPU0" "$K1_CPU1" "$K2_CPU0" "$K2_CPU1" "$(nproc)" <<'PY'
+  "$K1_CPU0" "$K1_CPU1" "$K2_CPU0" "$K2_CPU1" "$(nproc)" "$K1_CPU_T0" <<'PY'
 import json, os, sys
 work, out = sys.argv[1], sys.argv[2]
 k1c0, k1c1 = [float(x) for x in sys.argv[13].split()], [float(x) for x in sys.argv[14].split()]
-k2c0, k2c1, cores = float(sys.argv[15]), float(sys.argv[16]), int(sys.argv[17])
+k2c0, k2c1, cores, cpu_t0 = float(sys.argv[15]), float(sys.argv[16]), int(sys.argv[17]), float(sys.argv[18])
 t0, t1, shipped, k2s, k2e = float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7])
 direct, spooled, drain, total, version = int(sys.argv[8]), int(sys.argv[9]), float(sys.argv[10]), int(sys.argv[11]), sys.argv[12]
 L = lambda n: json.load(open(os.path.join(work, n)))
@@ -197,19 +198,20 @@ def mean(a, b, k):
 if tk1 and tk3l and tk3:
     r["timings"] = {"load": {k: mean(tk1, {}, k) for k in ("removal", "commit", "insert")},
                     "drain": {k: mean(tk3, tk3l, k) for k in ("removal", "commit", "insert")}}
-# CPU per record (microseconds) over the same windows as the rates: the collector and
-# ClickHouse from the load's start until the spool was empty, ClickHouse alone over the
-# direct insert, the generator over its whole run (building its record pool included, so
-# an upper bound). A shipped record costs the collector's
-# share plus ClickHouse's; with both on this machine's cores, cores / (their sum) is the
-# highest shipped rate the CPU allows, whatever the pipeline does.
+# CPU per record (microseconds): the collector and ClickHouse from before the generator
+# built its pool (both idle meanwhile, apart from the forwarder's polls) until the spool was
+# empty, and the cores they kept busy on average over that span; ClickHouse alone over the
+# direct insert; the generator over its whole run (building its record pool included, so an
+# upper bound). A shipped record costs the collector's share plus ClickHouse's; with both on
+# this machine's cores, cores / (their sum) is the highest shipped rate the CPU allows,
+# whatever the pipeline does.
 gen = sum(float(x) for x in open(os.path.join(work, "k1-load.cpu")).read().split())
 us = lambda seconds, n: round(1e6 * seconds / n, 2) if n else None
 collector, clickhouse = us(k1c1[0] - k1c0[0], shipped), us(k1c1[1] - k1c0[1], shipped)
 cpu = {"cores": cores, "collectorUsPerRecord": collector, "clickhouseUsPerRowShipped": clickhouse,
        "generatorUsPerRecord": us(gen, k1["accepted"]), "clickhouseUsPerRowDirect": us(k2c1 - k2c0, direct),
        "directCoresUsed": round((k2c1 - k2c0) / (k2e - k2s), 2),
-       "shippedCoresUsed": round((k1c1[0] - k1c0[0] + k1c1[1] - k1c0[1]) / (t1 - t0), 2)}
+       "shippedCoresUsed": round((k1c1[0] - k1c0[0] + k1c1[1] - k1c0[1]) / (t1 - cpu_t0), 2)}
 if collector and clickhouse:
     cpu["shipCeilingPerSecond"] = round(cores * 1e6 / (collector + clickhouse))
     cpu["shipCeilingVsDirect"] = round(cpu["shipCeilingPerSecond"] / r["directPerSecond"], 3)
@@ -241,7 +243,7 @@ if c.get("shipCeilingPerSecond"):
     print("| CPU per record: collector / ClickHouse while shipping / generator (whole run) | %.1f / %.1f / %.1f us | ClickHouse per row, direct insert: %.1f us (%.2f of %d cores busy) |" % (
         c["collectorUsPerRecord"], c["clickhouseUsPerRowShipped"], c["generatorUsPerRecord"], c["clickhouseUsPerRowDirect"],
         c["directCoresUsed"], c["cores"]))
-    print("| shipped rate the cores allow, collector and ClickHouse sharing them | %d rec/s (collector and ClickHouse kept %.2f cores busy while shipping) | %s direct insert (target 0.7x) |" % (
+    print("| shipped rate the cores allow, collector and ClickHouse sharing them | %d rec/s (collector and ClickHouse: %.2f cores busy on average, the generator's pool building included) | %s direct insert (target 0.7x) |" % (
         c["shipCeilingPerSecond"], c["shippedCoresUsed"], ratio(c["shipCeilingPerSecond"], r["directPerSecond"])))
 sc, ss = r["scan"]["clickhouse"], r["scan"]["sqlite"]
 print("| query, range + app filter, NDJSON pages | ClickHouse backend %d matched/s (%d matched) | %s SQLite backend (%d matched/s, %d matched) |" % (

@@ -70,6 +70,7 @@ cpu_all() { # "collector0 collector1 shard0 shard1" CPU seconds
 
 echo "== (scale-out 1) two collectors, two shards, $D s of load on both at once"
 CPU0=$(cpu_all)
+CPU_T0=$(monotonic_seconds)
 LOAD_PIDS=()
 for i in 0 1; do
   # Each generator's end time: its load started its own `seconds` before (building the
@@ -107,7 +108,7 @@ SHARDS_CPU1="$(cpu_seconds "${SHARD_PIDS[0]}") $(cpu_seconds "${SHARD_PIDS[1]}")
 DIRECT=$(q "SELECT count() FROM bench.direct")
 
 python3 - "$WORK" "$OUT" "$T0" "$T1" "$SHIPPED" "$PER_SHARD" "$CPU0" "$CPU1" "$K2_START" "$K2_END" "$DIRECT" \
-  "$SHARDS_CPU0" "$SHARDS_CPU1" "$(nproc)" "$(q 'SELECT version()')" <<'PY'
+  "$SHARDS_CPU0" "$SHARDS_CPU1" "$(nproc)" "$(q 'SELECT version()')" "$CPU_T0" <<'PY'
 import json, os, sys
 a = sys.argv
 work, out = a[1], a[2]
@@ -116,7 +117,7 @@ per_shard = [int(x) for x in a[6].split()]
 c0, c1 = [float(x) for x in a[7].split()], [float(x) for x in a[8].split()]
 k2s, k2e, direct = float(a[9]), float(a[10]), int(a[11])
 s0, s1 = [float(x) for x in a[12].split()], [float(x) for x in a[13].split()]
-cores, version = int(a[14]), a[15]
+cores, version, cpu_t0 = int(a[14]), a[15], float(a[16])
 loads = [json.load(open(os.path.join(work, "load%d.json" % i))) for i in (0, 1)]
 acked = sum(l["accepted"] for l in loads)
 gen = sum(sum(float(x) for x in open(os.path.join(work, "load%d.cpu" % i)).read().split()) for i in (0, 1))
@@ -131,7 +132,7 @@ r = {
     "cpu": {"cores": cores, "collectorsUsPerRecord": collectors, "shardsUsPerRowShipped": shards,
             "generatorsUsPerRecord": us(gen, acked),
             "shardsUsPerRowDirect": us(s1[0] - s0[0] + s1[1] - s0[1], direct),
-            "shippedCoresUsed": round((c1[0] - c0[0] + c1[1] - c0[1] + c1[2] - c0[2] + c1[3] - c0[3]) / (t1 - t0), 2)},
+            "shippedCoresUsed": round((c1[0] - c0[0] + c1[1] - c0[1] + c1[2] - c0[2] + c1[3] - c0[3]) / (t1 - cpu_t0), 2)},
 }
 if collectors and shards:
     r["cpu"]["shipCeilingPerSecond"] = round(cores * 1e6 / (collectors + shards))
@@ -147,7 +148,7 @@ print("| direct insert into the Distributed table (baseline) | %d rows/s (%d row
 print("| CPU per record: collectors / shards while shipping / generators (whole run) | %s / %s / %s us | shards per row, direct insert: %s us |" % (
     c["collectorsUsPerRecord"], c["shardsUsPerRowShipped"], c["generatorsUsPerRecord"], c["shardsUsPerRowDirect"]))
 if "shipCeilingPerSecond" in c:
-    print("| shipped rate the cores allow, collectors and shards sharing them | %d rec/s (collectors and shards kept %.2f of %d cores busy) | %s direct insert (target 0.7x) |" % (
+    print("| shipped rate the cores allow, collectors and shards sharing them | %d rec/s (collectors and shards: %.2f of %d cores busy on average, the generators' pool building included) | %s direct insert (target 0.7x) |" % (
         c["shipCeilingPerSecond"], c["shippedCoresUsed"], cores, ratio(c["shipCeilingPerSecond"], r["directPerSecond"])))
 if not r["exactlyOnce"]:
     raise SystemExit("(scale-out) %d rows in ClickHouse for %d acknowledged records" % (shipped, acked))

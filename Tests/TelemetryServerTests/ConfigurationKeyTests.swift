@@ -51,6 +51,21 @@ import Testing
         #expect(keys.filter { $0.onReload == .needsRestart }.map(\.name) == ["store.zlibLevel"])
     }
 
+    /// The rollups' age is a key like the others: 400 days unless told, 0 for forever.
+    @Test func rollupDaysReachThePolicy() async throws {
+        let defaults = try await ConfigurationLoader.load(arguments: ["mamtelemetryd"], environment: [:])
+        #expect(defaults.retention.prod.rollupsMaxAge == 400 * 86_400 && defaults.retention.ppe.rollupsMaxAge == 400 * 86_400)
+        let c = try await ConfigurationLoader.load(
+            arguments: ["mamtelemetryd", "--retention-prod-rollups-days", "30.5"],
+            environment: ["MAMTELEMETRY_RETENTION_PPE_ROLLUPS_DAYS": "0"])
+        #expect(c.retention.prod.rollupsMaxAge == 2_635_200)
+        #expect(c.retention.ppe.rollupsMaxAge == nil, "0 keeps them forever")
+        #expect(
+            ConfigurationKey.changed(from: defaults, to: c).map(\.name).sorted() == [
+                "retention.ppe.rollupsDays", "retention.prod.rollupsDays",
+            ])
+    }
+
     @Test func retentionDaysTakeFractionsAndThePassIntervalIsApplied() async throws {
         let c = try await ConfigurationLoader.load(
             arguments: ["mamtelemetryd", "--retention-prod-verbose-logs-days", "0.25", "--retention-interval-seconds", "20"],

@@ -133,16 +133,18 @@ extension ConfigurationKey {
         ]
         + retention(
             .prod, \.retention.prod.eventsMaxAge, \.retention.prod.logsMaxAge, \.retention.prod.verboseLogsMaxAge,
-            \.retention.prod.maxBytes)
+            \.retention.prod.maxBytes, \.retention.prod.rollupsMaxAge)
         + retention(
-            .ppe, \.retention.ppe.eventsMaxAge, \.retention.ppe.logsMaxAge, \.retention.ppe.verboseLogsMaxAge, \.retention.ppe.maxBytes)
+            .ppe, \.retention.ppe.eventsMaxAge, \.retention.ppe.logsMaxAge, \.retention.ppe.verboseLogsMaxAge, \.retention.ppe.maxBytes,
+            \.retention.ppe.rollupsMaxAge)
 
     /// One environment's age and size limits.
     private static func retention(
         _ env: TelemetryEnvironment, _ events: any WritableKeyPath<ServerConfiguration, Int64?> & Sendable,
         _ logs: any WritableKeyPath<ServerConfiguration, Int64?> & Sendable,
         _ verboseLogs: any WritableKeyPath<ServerConfiguration, Int64?> & Sendable,
-        _ maxBytes: any WritableKeyPath<ServerConfiguration, Int64?> & Sendable
+        _ maxBytes: any WritableKeyPath<ServerConfiguration, Int64?> & Sendable,
+        _ rollups: any WritableKeyPath<ServerConfiguration, Int64?> & Sendable
     ) -> [ConfigurationKey] {
         let prefix = "retention.\(env.rawValue)"
         return [
@@ -150,6 +152,10 @@ extension ConfigurationKey {
             .days("\(prefix).logsDays", logs, help: "days \(env.rawValue) logs are kept"),
             .days("\(prefix).verboseLogsDays", verboseLogs, help: "days \(env.rawValue) verbose logs keep their content"),
             .bytesOrOff("\(prefix).maxBytes", maxBytes, help: "most bytes the \(env.rawValue) database may hold"),
+            // Minute rollups keep their own fixed 48 hours of event time (EventRollupScope).
+            .days(
+                "\(prefix).rollupsDays", rollups,
+                help: "days \(env.rawValue) hourly event rollups are kept after their last record (embedded store)"),
         ]
     }
 

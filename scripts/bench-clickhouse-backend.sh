@@ -29,28 +29,7 @@ if [ "$SMOKE" = 1 ]; then D=2; else D=${BENCH_SECONDS:-15}; fi
 CONC=${BENCH_CONCURRENCY:-16}
 BATCH=${BENCH_BATCH:-500}
 BIN=${BENCH_BIN:?set BENCH_BIN to the directory of mamtelemetryd and mamtelemetry-bench}
-if [ ! -x /usr/sbin/clickhouse-server ] && ! scripts/deps.sh bench >/dev/null 2>&1; then
-  printf '{"skipped": "clickhouse-server could not be installed"}\n' >"$OUT"
-  echo "(k) ClickHouse backend skipped: clickhouse-server could not be installed"
-  exit 0
-fi
-WORK=$(mktemp -d /tmp/mamtelemetry-bench-chbackend.XXXXXX)
-DAEMON_PIDS=()
-cleanup() {
-  local p
-  for p in "${DAEMON_PIDS[@]}"; do stop_pid "$p"; done
-  scripts/clickhouse/server.sh stop --dir "$WORK/ch" --timeout 10 >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-at_exit cleanup
-
-for _ in 1 2 3; do
-  base=$(free_port_block 10 3)
-  rc=0
-  scripts/clickhouse/server.sh start --dir "$WORK/ch" --http-port "$base" >"$WORK/ch.urls" || rc=$?
-  [ "$rc" = 3 ] || break
-done
-[ "$rc" = 0 ] || { echo "(k) could not start ClickHouse (server.sh exit $rc)" >&2; exit 1; }
+clickhouse_bench_start chbackend "$OUT" "(k) ClickHouse backend"
 CH=$(head -n 1 "$WORK/ch.urls")
 CH_PID=$(cat "$WORK/ch/shard-0/clickhouse.pid")
 q() { curl -fsS "$CH/" --data-binary "$1"; }

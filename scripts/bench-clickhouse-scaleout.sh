@@ -25,27 +25,7 @@ if [ "${2:-}" = --smoke ]; then D=2; else D=${BENCH_SECONDS:-15}; fi
 CONC=${BENCH_CONCURRENCY:-16}
 BATCH=${BENCH_BATCH:-500}
 BIN=${BENCH_BIN:?set BENCH_BIN to the directory of mamtelemetryd and mamtelemetry-bench}
-if [ ! -x /usr/sbin/clickhouse-server ] && ! scripts/deps.sh bench >/dev/null 2>&1; then
-  printf '{"skipped": "clickhouse-server could not be installed"}\n' >"$OUT"
-  echo "(scale-out) skipped: clickhouse-server could not be installed"
-  exit 0
-fi
-WORK=$(mktemp -d /tmp/mamtelemetry-bench-chscaleout.XXXXXX)
-DAEMON_PIDS=()
-cleanup() {
-  local p
-  for p in "${DAEMON_PIDS[@]}"; do stop_pid "$p"; done
-  scripts/clickhouse/server.sh stop --dir "$WORK/ch" --timeout 10 >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-at_exit cleanup
-
-for _ in 1 2 3; do
-  rc=0
-  scripts/clickhouse/server.sh start --dir "$WORK/ch" --shards 2 --http-port "$(free_port_block 10 3)" >"$WORK/ch.urls" || rc=$?
-  [ "$rc" = 3 ] || break
-done
-[ "$rc" = 0 ] || { echo "(scale-out) could not start two shards (server.sh exit $rc)" >&2; exit 1; }
+clickhouse_bench_start chscaleout "$OUT" "(scale-out)" --shards 2
 mapfile -t URLS <"$WORK/ch.urls"
 SHARD_PIDS=("$(cat "$WORK/ch/shard-0/clickhouse.pid")" "$(cat "$WORK/ch/shard-1/clickhouse.pid")")
 q() { curl -fsS "${URLS[0]}/" --data-binary "$1"; }

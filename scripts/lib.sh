@@ -102,6 +102,37 @@ load_generator() { # BIN_DIR [OPTIONS...]
   if [ -x "$bin/mamtelemetry-bench" ]; then "$bin/mamtelemetry-bench" "$@"; else "$bin/mamtelemetryctl" bench "$@"; fi
 }
 
+# ---- a benchmark beside a private ClickHouse --------------------------------------------
+# For scripts/bench-clickhouse-*.sh. Without clickhouse-server (and unable to install it)
+# writes {"skipped": ...} to OUT and exits 0. Otherwise sets WORK (/tmp/mamtelemetry-bench-
+# NAME.XXXXXX) and DAEMON_PIDS (the caller adds its daemons), stops those and the server and
+# removes WORK at exit, and starts the server under WORK/ch with SERVER_ARGS (three tries
+# when its ports were taken meanwhile); its URLs are in WORK/ch.urls.
+clickhouse_bench_start() { # NAME OUT LABEL [SERVER_ARGS...]
+  local name=$1 out=$2 label=$3 rc=0
+  shift 3
+  if [ ! -x /usr/sbin/clickhouse-server ] && ! scripts/deps.sh bench >/dev/null 2>&1; then
+    printf '{"skipped": "clickhouse-server could not be installed"}\n' >"$out"
+    echo "$label skipped: clickhouse-server could not be installed"
+    exit 0
+  fi
+  WORK=$(mktemp -d "/tmp/mamtelemetry-bench-$name.XXXXXX")
+  DAEMON_PIDS=()
+  at_exit clickhouse_bench_cleanup
+  for _ in 1 2 3; do
+    rc=0
+    scripts/clickhouse/server.sh start --dir "$WORK/ch" --http-port "$(free_port_block 10 3)" "$@" >"$WORK/ch.urls" || rc=$?
+    [ "$rc" = 3 ] || break
+  done
+  [ "$rc" = 0 ] || { echo "$label could not start ClickHouse (server.sh exit $rc)" >&2; exit 1; }
+}
+clickhouse_bench_cleanup() {
+  local p
+  for p in "${DAEMON_PIDS[@]}"; do stop_pid "$p"; done
+  scripts/clickhouse/server.sh stop --dir "$WORK/ch" --timeout 10 >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+
 # ---- small readers ------------------------------------------------------------------
 # The top-level KEY of the JSON object in FILE ("" when absent).
 json_field() { # FILE KEY

@@ -29,14 +29,22 @@ cd "$(dirname "$0")/.." || exit 1
 swift build --build-tests || exit 1
 
 failed=()
+# The last lines each failed step printed, repeated under the summary at the end: a CI page
+# that shows only the end of the log still says why a step failed.
+failed_tails=()
+STEP_LOG=$(mktemp /tmp/mamtelemetry-test-step.XXXXXX)
+trap 'rm -f "$STEP_LOG"' EXIT
 # Each step says how long it took, so the wall time of the whole command can be read by part.
 step() {
   local name=$1 start=$SECONDS
   shift
   echo "== $name"
-  if ! "$@"; then
+  # A process substitution, not a pipe: a server a step leaves running for a later one keeps
+  # its output open, and the step must not wait for it.
+  if ! "$@" > >(tee "$STEP_LOG") 2>&1; then
     echo "== $name FAILED"
     failed+=("$name")
+    failed_tails+=("$(printf -- '-- %s, its last lines:\n' "$name"; tail -n 25 "$STEP_LOG")")
   fi
   echo "== $name: $((SECONDS - start)) s"
 }
@@ -70,6 +78,7 @@ step "swift test, processes (1 at a time)" swift test --skip-build --no-parallel
 
 echo "== test command: $SECONDS s in all"
 if ((${#failed[@]})); then
+  printf '%s\n' "${failed_tails[@]}"
   echo "failed steps: ${failed[*]}"
   exit 1
 fi

@@ -48,6 +48,9 @@ public struct RetentionPolicy: Sendable, Hashable {
     /// cap as the next pass runs, and passes it only by what commits while that pass runs.
     public static let growthStep = 0.025
 
+    /// One ``growthStep`` of `cap` in bytes, at least one.
+    public static func growthStep(of cap: Int64) -> Int64 { max(1, Int64(Double(cap) * growthStep)) }
+
     public init(
         prod: Limits = Limits(eventsMaxAge: 30 * 86_400, logsMaxAge: 14 * 86_400, verboseLogsMaxAge: 3 * 86_400, maxBytes: 20 << 30),
         ppe: Limits = Limits(eventsMaxAge: 7 * 86_400, logsMaxAge: 7 * 86_400, verboseLogsMaxAge: 2 * 86_400, maxBytes: 2 << 30),

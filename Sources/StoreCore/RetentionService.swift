@@ -92,7 +92,7 @@ public final class RetentionService: Service, Sendable {
         for env in TelemetryEnvironment.allCases {
             let limits = policy.limits(for: env)
             guard let cap = limits.maxBytes, let used = try await store.usedBytes(env: env) else { continue }
-            let step = max(1, Int64(Double(cap) * RetentionPolicy.growthStep))
+            let step = RetentionPolicy.growthStep(of: cap)
             let from = grownFrom.withLock { $0[env] } ?? 0
             guard used - from >= step else { continue }
             out[env] = try await pass(limits, env: env, trigger: .growth)
@@ -106,7 +106,9 @@ public final class RetentionService: Service, Sendable {
         let started = clock.monotonicNow()
         let r = try await store.applyRetention(limits, env: env, nowMs: clock.nowMilliseconds(), returnFreeSpace: trigger != .growth)
         let took = clock.monotonicNow() - started
-        if let used = try await store.usedBytes(env: env) { grownFrom.withLock { $0[env] = used } }
+        if let used = try await store.usedBytes(env: env) {
+            grownFrom.withLock { $0[env] = Self.growthBase(used: used, cap: limits.maxBytes, deleted: r.batches > 0) }
+        }
         Counter(
             label: MetricName.retentionPasses.rawValue, dimensions: [("env", env.rawValue), ("trigger", trigger.rawValue)],
             factory: metrics
@@ -122,6 +124,20 @@ public final class RetentionService: Service, Sendable {
                 ])
         }
         return r
+    }
+
+    /// Where the next growth step is measured from after a pass that left `used` bytes: at
+    /// most the cap less a step, so the next commit that finds the store at its cap runs a
+    /// pass. A pass deletes down to a step below the cap, but the commits that go through
+    /// beside its steps (seconds of them when each step waits for the writer behind queued
+    /// commits) can leave the store above that, or above the cap; measured from there, the
+    /// next pass waited for a whole step more, and the debug soak on a slow machine passed
+    /// the cap by 10%. A pass that deleted nothing and left the store over its cap (nothing
+    /// of any class left to delete) measures from where it ended, so a store that cannot get
+    /// under its cap does not run a pass after every commit.
+    static func growthBase(used: Int64, cap: Int64?, deleted: Bool) -> Int64 {
+        guard let cap, deleted || used <= cap else { return used }
+        return min(used, cap - RetentionPolicy.growthStep(of: cap))
     }
 
     /// Frees filesystem space until `need` reports none missing or nothing is left to

@@ -34,9 +34,9 @@ struct EnvironmentRetention: Sendable {
     }
 
     /// Deletes batches past their age (their events stay counted in the rollups, which have an
-    /// age of their own), then — while the database holds more than `maxBytes` — the oldest
-    /// batches in ``RetentionClass`` order; then sweeps the deleted records' dedup ids when
-    /// that is due (``RetryIdSweep``: always on a pass with `returnFreeSpace`); then, when
+    /// age of their own); sweeps the deleted records' dedup ids when that is due
+    /// (``RetryIdSweep``: always on a pass with `returnFreeSpace`); then — while the database
+    /// holds more than `maxBytes` — the oldest batches in ``RetentionClass`` order; then, when
     /// `returnFreeSpace`, gives the freed pages back to the filesystem (moving live pages into
     /// the holes costs about what was deleted, so passes that run as the store grows leave the
     /// pages for the next commits instead). Batches are judged by receive time, so a device
@@ -57,9 +57,6 @@ struct EnvironmentRetention: Sendable {
         result.rollupRows += try await pool.write { db in
             try EnvironmentRollups.expire(before: limits.rollupsMaxAge.map { nowMs - $0 * 1000 }, nowMs: nowMs, db: db)
         }
-        if let maxBytes = limits.maxBytes {
-            result += try await deleteForSizeCap(maxBytes)
-        }
         try await pool.write { db in
             try db.execute(
                 sql: "DELETE FROM incident WHERE createdAt < ?", arguments: [nowMs - (limits.logsMaxAge ?? Int64.max / 2000) * 1000])
@@ -67,6 +64,12 @@ struct EnvironmentRetention: Sendable {
             if try LegacyRetryIds.exist(db) { try LegacyRetryIds.sweep(db) }
         }
         result.retryIDs += try await RetryIdSweep.runIfDue(pool, tidy: returnFreeSpace)
+        // The size cap last of the deletions: each of the steps before waits for the writer
+        // behind queued commits, and what those commits add is measured here, so the pass
+        // ends with the store a step below its cap rather than above it.
+        if let maxBytes = limits.maxBytes {
+            result += try await deleteForSizeCap(maxBytes)
+        }
         if returnFreeSpace, result.batches > 0 || result.verboseScrubbed > 0 || result.retryIDs > 0 {
             result.bytesReturned = try await space.returnFreePages()
         }
@@ -119,7 +122,7 @@ struct EnvironmentRetention: Sendable {
     /// ids hold.
     private func deleteForSizeCap(_ maxBytes: Int64) async throws -> RetentionResult {
         var result = RetentionResult()
-        let target = maxBytes - Int64(Double(maxBytes) * RetentionPolicy.growthStep)
+        let target = maxBytes - RetentionPolicy.growthStep(of: maxBytes)
         // The stale ids: counted on the index at the start, then raised by each step's records
         // (an upper bound: a record without an eventId has none).
         var stale = try await RetryIdSweep.plan(pool).stale

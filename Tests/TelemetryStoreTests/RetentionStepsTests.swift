@@ -93,7 +93,7 @@ import Testing
         let result = try await retention.apply(limits, nowMs: Self.now, returnFreeSpace: false)
         #expect(result.batches > 1)
         #expect(observer.committed == Array(repeating: 1, count: result.batches))
-        let target = limits.maxBytes! - Int64(Double(limits.maxBytes!) * RetentionPolicy.growthStep)
+        let target = limits.maxBytes! - RetentionPolicy.growthStep(of: limits.maxBytes!)
         #expect(try await f.store.databases[.prod].space.usedBytes() <= target)
         let left = try await Self.storedEventIds(f)
         #expect(left == (result.batches..<60).flatMap { n in (0..<20).map { "b\(n)-\($0)" } })

@@ -15,6 +15,22 @@ struct DeviceIndex: Sendable {
         try await pool.read { db in try Self.find(lookup, db: db) }
     }
 
+    /// The index's table: one row per (app, device), ordered by the lower-cased device id
+    /// (case-insensitive, prefix and nearest-id lookups walk it in that order), then the id
+    /// as sent and the app, which make the row unique.
+    static func oneTreeSchema(named table: String) -> String {
+        """
+        CREATE TABLE \(table) (
+          deviceLower TEXT NOT NULL,
+          device TEXT NOT NULL,
+          app TEXT NOT NULL,
+          firstSeen INTEGER NOT NULL,
+          lastSeen INTEGER NOT NULL,
+          PRIMARY KEY (deviceLower, device, app)
+        ) WITHOUT ROWID
+        """
+    }
+
     /// Index rows scanned past the prefix's first row at most, when an app filter skips rows.
     static let lookupScanBound = 10_000
 
@@ -37,7 +53,9 @@ struct DeviceIndex: Sendable {
             return out
         }
         let columns = "SELECT device, app, firstSeen, lastSeen FROM device_index"
-        let exact = DeviceLookupResult.fold(try rows("\(columns) WHERE device = ? ORDER BY app", [l.text]) { _ in true }).first
+        let exact = DeviceLookupResult.fold(
+            try rows("\(columns) WHERE deviceLower = ? AND device = ? ORDER BY app", [lower, l.text]) { _ in true }
+        ).first
 
         var devices = Set<String>()
         let matching: [Row4]

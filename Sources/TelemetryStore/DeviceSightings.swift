@@ -63,7 +63,7 @@ struct DeviceSightings: Sendable {
         let upsert = try db.cachedStatement(
             sql: """
                 INSERT INTO device_index(device, app, deviceLower, firstSeen, lastSeen) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT(device, app) DO UPDATE SET
+                ON CONFLICT(deviceLower, device, app) DO UPDATE SET
                   firstSeen = min(firstSeen, excluded.firstSeen), lastSeen = max(lastSeen, excluded.lastSeen)
                 """)
         for (pair, times) in seen {

@@ -218,6 +218,21 @@ enum StoreSchema {
             // The spool reads a batch's eventIds from its records since (EnvironmentSpool).
             try RetryKey.migrate(db)
         }
+        m.registerMigration("v10-device-index-one-tree") { db in
+            // The device index as one B-tree ordered by the lower-cased id, which every lookup
+            // searches by, instead of a table keyed by (device, app) and a second index on the
+            // lower-cased id: a new device is one random page write at commit, not two. With
+            // high-cardinality devices the two trees were most of what a commit wrote
+            // (BENCHMARKS.md, "What a commit writes").
+            try db.execute(sql: DeviceIndex.oneTreeSchema(named: "device_index_v10"))
+            try db.execute(
+                sql: """
+                    INSERT INTO device_index_v10(deviceLower, device, app, firstSeen, lastSeen)
+                      SELECT deviceLower, device, app, firstSeen, lastSeen FROM device_index;
+                    DROP TABLE device_index;
+                    ALTER TABLE device_index_v10 RENAME TO device_index;
+                    """)
+        }
         return m
     }
 }

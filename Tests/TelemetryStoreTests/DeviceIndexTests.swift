@@ -117,4 +117,49 @@ import Testing
         #expect(try await f.store.query(q).records.map(\.keys.time) == [1_000, 5_000])
         await f.close()
     }
+
+    /// A store from before v10 keeps its device index through the move to one tree: the same
+    /// rows, found by exact, case-insensitive and prefix lookups, and upserted in place by
+    /// the next commit; the second index is gone, so a new device costs one tree's write.
+    @Test func theTwoTreeIndexMovesIntoOneWithEveryRow() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("device-index-v10-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let pool = try DatabasePool(path: dir.appendingPathComponent("records.sqlite").path)
+        try StoreSchema.migrator.migrate(pool, upTo: "v9-retry-id-keys")
+        let old = [
+            ("ABC-Phone", "com.a", 10, 20), ("abc-phone", "com.a", 11, 21), ("ABC-Phone", "com.b", 12, 22), ("tablet", "com.a", 1, 2),
+        ]
+        try await pool.write { db in
+            for (device, app, first, last) in old {
+                try db.execute(
+                    sql: "INSERT INTO device_index(device, app, deviceLower, firstSeen, lastSeen) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [device, app, device.lowercased(), first, last])
+            }
+        }
+        try StoreSchema.migrator.migrate(pool)
+        let (rows, indexes) = try await pool.read { db in
+            (
+                try Row.fetchAll(db, sql: "SELECT device, app, firstSeen, lastSeen FROM device_index ORDER BY device, app").map {
+                    "\($0["device"] as String)|\($0["app"] as String)|\($0["firstSeen"] as Int64)|\($0["lastSeen"] as Int64)"
+                },
+                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'device_index'")
+            )
+        }
+        #expect(rows == ["ABC-Phone|com.a|10|20", "ABC-Phone|com.b|12|22", "abc-phone|com.a|11|21", "tablet|com.a|1|2"])
+        #expect(indexes.allSatisfy { $0.hasPrefix("sqlite_autoindex") }, "a second index is left: \(indexes)")
+        let found = try await pool.read { db in try DeviceIndex.find(DeviceLookup(text: "ABC-Phone", limit: 5), db: db) }
+        #expect(found.exact?.deviceId == "ABC-Phone")
+        #expect(found.exact?.apps == ["com.a", "com.b"])
+        #expect(Set(found.matches.map(\.deviceId)) == ["ABC-Phone", "abc-phone"])
+        // A later sighting of a known pair updates its row instead of adding one.
+        var sightings = DeviceSightings()
+        sightings.add(.init(app: "com.a", device: "ABC-Phone"), receivedAt: 99)
+        try await pool.write { [sightings] db in try sightings.apply(db) }
+        let updated = try await pool.read { db in
+            try Int64.fetchAll(db, sql: "SELECT lastSeen FROM device_index WHERE device = 'ABC-Phone' AND app = 'com.a'")
+        }
+        #expect(updated == [99])
+        try pool.close()
+    }
 }

@@ -13,8 +13,9 @@
 # VAR=value pairs for that side's daemons, e.g. AB_ENV_B="GLIBC_TUNABLES=glibc.malloc.arena_max=4"
 # with the same build on both sides), AB_KEEP=1 keeps the data directories (printed at the
 # end) for a closer look.
-# Prints one JSON object per measurement and a table; the daemon's CPU time and minor page
-# faults are read from /proc (faults do not depend on the CPU's speed or its other load).
+# Prints one JSON object per measurement and a table; the daemon's CPU time, minor page
+# faults and, for ingest, the bytes it read and wrote per record are read from /proc (faults
+# and bytes do not depend on the CPU's speed or its other load).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 install_missing jq:jq
@@ -38,6 +39,10 @@ cleanup() {
 at_exit cleanup
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 minor_faults() { awk '{print $10}' "/proc/$1/stat"; }
+# Bytes the process read and wrote through system calls (files and sockets: `rchar` + `wchar`
+# of /proc/PID/io). Under ingest most of it is SQLite's pages: the WAL written, read back by
+# the checkpoint and written again into the database (BENCHMARKS.md, "What a commit writes").
+io_chars() { awk '/^(rchar|wchar):/{s += $2} END{print s}' "/proc/$1/io"; }
 
 start() { # BIN DIR [env...]: starts a daemon on DIR, sets DPID and URL
   local bin=$1 dir=$2
@@ -114,8 +119,9 @@ for round in $(seq 1 "$ROUNDS"); do
         max=$(load_generator "$bin" --live --duration 10 --concurrency 16 --batch-size 500 --encoding gzip --json)
         before=$(cpu_ticks "$DPID")
         faults=$(minor_faults "$DPID")
+        wrote=$(io_chars "$DPID")
         fixed=$(load_generator "$bin" --live --rate "$RATE" --duration 10 --concurrency 64 --batch-size 500 --encoding gzip --json)
-        result=$(python3 -c "import json,sys;m,f=json.loads(sys.argv[1]),json.loads(sys.argv[2]);print(json.dumps({'maxRecordsPerSecond':m['recordsPerSecond'],'records':f['records'],'p99Ms':f['latencyMsP99'],'rssKiB':int(sys.argv[3])}))" "$max" "$fixed" "$(rss_kib "$DPID")")
+        result=$(python3 -c "import json,sys;m,f=json.loads(sys.argv[1]),json.loads(sys.argv[2]);print(json.dumps({'maxRecordsPerSecond':m['recordsPerSecond'],'records':f['records'],'p99Ms':f['latencyMsP99'],'rssKiB':int(sys.argv[3]),'ioBytesPerRecord':int(sys.argv[4])/max(f['records'],1)}))" "$max" "$fixed" "$(rss_kib "$DPID")" "$(($(io_chars "$DPID") - wrote))")
       else
         result=$(BENCH_TOKEN=$token python3 Benchmarks/baselines.py scan "$URL" com.contoso.outlook -2h now "${what%-read}")
       fi
@@ -148,7 +154,7 @@ for what, key in (("json", "matchedPerSecond"), ("ndjson", "matchedPerSecond"), 
     metrics = [key, "daemonCpuSeconds", "minorFaults", "firstByteMsMax"] if key else [
         "enrollment.rollupsEventsPerSecond", "launches.rollupsEventsPerSecond", "actions.rollupsEventsPerSecond"]
     if what == "ingest":
-        metrics = [key, "daemonCpuSeconds", "minorFaults", "p99Ms", "rssKiB"]
+        metrics = [key, "daemonCpuSeconds", "minorFaults", "p99Ms", "rssKiB", "ioBytesPerRecord"]
     for metric in metrics:
         vals = {}
         for side in ("a", "b"):

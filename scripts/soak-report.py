@@ -6,9 +6,11 @@ Checks, each failing the run when --short (the test step) and reported either wa
     answer in the daemon's metrics, a load error, error lines in the daemon's log;
   - the cap: the store's live bytes (what retention.prod.maxBytes bounds) never above 110% of it;
   - memory: no step growth of RSS across retention passes once warmed up: the level of the
-    anonymous RSS (the median of each half of the post-warm-up readings, one a second from
-    rss.tsv, else the samples) may not rise by more than max(8 MiB, 8%) from the first half to
-    the second. A step is a level that rises and
+    resident free heap (anonymous RSS less the heap in use, the median of each half of the
+    post-warm-up readings, one a second from rss.tsv) may not rise by more than max(8 MiB, 8%)
+    from the first half to the second, nor the anonymous RSS's level by more than
+    max(16 MiB, 30%) (max(8 MiB, 8%) when the daemon's heap metrics were not read). A step is a
+    level that rises and
     stays: anonymous RSS swings by tens of MiB between a commit burst and the next trim, so one
     sample's peak in the second half is not one (comparing the halves' highest samples failed
     a 5-minute run whose level fell, on a single 10 s sample);
@@ -126,7 +128,25 @@ if dense_half >= 10:
     first, second = dense[:dense_half], dense[dense_half:]
 step = (statistics.median(second) - statistics.median(first)) if first and second else 0.0
 peak_step = (max(second) - max(first)) if first and second else 0.0
-if first and second and step > max(8.0, 0.08 * statistics.median(first)):
+# The step issue 28 found was free heap the arenas kept after each retention pass: the level of
+# the resident free memory (anonymous RSS less the heap in use, second by second) may not rise
+# by more than max(8 MiB, 8%). The heap in use follows the load (requests and commits in
+# flight, a bundle being built): in a 5-minute run with nothing beside it, its median rose by
+# 12 MiB between the halves while the free memory's level stayed flat, so the anonymous RSS as
+# a whole gets a looser bound, max(16 MiB, 30%), which a leak of that size still trips.
+free_rows = [(anon - h) for anon, h, _ in dense_rows if h is not None]
+free_half = len(free_rows) // 2
+free_step = 0.0
+if free_half >= 10:
+    free_first, free_second = free_rows[:free_half], free_rows[free_half:]
+    free_step = statistics.median(free_second) - statistics.median(free_first)
+    if free_step > max(8.0, 0.08 * statistics.median(free_first)):
+        failures.append("resident free heap stepped up after warm-up: median %.1f MiB in the first half, %.1f in the second" % (
+            statistics.median(free_first), statistics.median(free_second)))
+    step_limit = max(16.0, 0.30 * statistics.median(first))
+else:
+    step_limit = max(8.0, 0.08 * statistics.median(first)) if first else 0.0
+if first and second and step > step_limit:
     failures.append("anonymous RSS stepped up after warm-up: median %.1f MiB in the first half, %.1f in the second" % (
         statistics.median(first), statistics.median(second)))
 
@@ -191,6 +211,7 @@ summary = {
                                "max": max((num(r, "rss_kib") / MIB for r in warm), default=0)},
     "peakRssMiBAfterWarmUp": max(((num(r, "peak_rss_kib") or 0) / MIB for r in warm), default=0),
     "rssStepMiB": round(step, 1),
+    "residentFreeStepMiB": round(free_step, 1),
     "rssPeakStepMiB": round(peak_step, 1),
     "rssTrendMiBPerHourLastHour": round(slope_mib_per_hour(last_hour), 1),
     "fds": [min(int(num(r, "fds")) for r in rows), max(int(num(r, "fds")) for r in rows)] if rows else [],

@@ -42,6 +42,8 @@ step() {
   # A process substitution, not a pipe: a server a step leaves running for a later one keeps
   # its output open, and the step must not wait for it.
   if ! "$@" > >(tee "$STEP_LOG") 2>&1; then
+    # The tee may still be writing the step's last lines (its process is not waited for).
+    sleep 1
     echo "== $name FAILED"
     failed+=("$name")
     failed_tails+=("$(printf -- '-- %s, its last lines:\n' "$name"; tail -n 25 "$STEP_LOG")")

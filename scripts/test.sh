@@ -39,8 +39,8 @@ step() {
   local name=$1 start=$SECONDS
   shift
   echo "== $name"
-  # A process substitution, not a pipe: a server a step leaves running for a later one keeps
-  # its output open, and the step must not wait for it.
+  # A process substitution, not a pipe: a process a step left behind (a server it failed to
+  # stop) would keep a pipe open, and the command would wait for it.
   if ! "$@" > >(tee "$STEP_LOG") 2>&1; then
     # The tee may still be writing the step's last lines (its process is not waited for).
     sleep 1

@@ -31,10 +31,29 @@ lib_remove_temp_dir() {
 }
 
 # ---- ports --------------------------------------------------------------------------
-# A TCP port on 127.0.0.1 that nothing listens on now (the kernel's pick; a race with another
-# process is possible, so servers that can say "port taken" are retried by their callers).
+# A TCP port on 127.0.0.1 that nothing has bound now, picked at random below the kernel's
+# ephemeral range (net.ipv4.ip_local_port_range): a port in that range can be the local end
+# of any client's connection at the moment a server binds it, which fails the bind (18.16
+# exits 70). A race with another process is still possible, so servers that can say "port
+# taken" are retried by their callers. Falls back to the kernel's pick if the range starts low.
 free_port() {
-  python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'
+  python3 - <<'PY'
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(200 if low > 12000 else 0):
+    port = random.randrange(10000, low - 1000)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    break
+else:
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])
+PY
 }
 
 # The first port of a block for a server that takes several consecutive ones: a free port

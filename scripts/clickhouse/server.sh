@@ -15,8 +15,8 @@
 # different --http-port bases never collide, and none takes the system server's 9000/9009).
 # Every shard's config declares the cluster NAME (default mam_cluster) with N shards of one
 # replica each, pointing at the shards' TCP ports, so `Distributed(NAME, db, table)` works on
-# any of them. `start` exits 3 at once if a port is taken (callers picking ports may retry
-# with another base). It installs clickhouse-server/clickhouse-client if missing, waits until
+# any of them. `start` exits 3 if a port is taken, before starting or when a server finds it
+# taken at start-up (callers picking ports may retry with another base). It installs clickhouse-server/clickhouse-client if missing, waits until
 # each server answers `SELECT 1` over HTTP (bounded by --timeout, default 60 s; on failure it
 # prints the server's log tail, stops what it started and exits 1) and prints one HTTP URL
 # per line, shard 0 first. `stop` sends SIGTERM to each pid file's server and waits (SIGKILL
@@ -177,11 +177,12 @@ XML
 log_tail() {
   local d=$1
   echo "--- $d/log/clickhouse-server.err.log (tail)" >&2
-  tail -n 20 "$d/log/clickhouse-server.err.log" 2>/dev/null >&2 || true
+  # stdout to stderr first, then tail's own errors away: the other order sends both away.
+  tail -n 20 "$d/log/clickhouse-server.err.log" >&2 2>/dev/null || true
   echo "--- $d/log/clickhouse-server.log (tail)" >&2
-  tail -n 10 "$d/log/clickhouse-server.log" 2>/dev/null >&2 || true
+  tail -n 10 "$d/log/clickhouse-server.log" >&2 2>/dev/null || true
   echo "--- $d/stdout.log (tail)" >&2
-  tail -n 20 "$d/stdout.log" 2>/dev/null >&2 || true
+  tail -n 20 "$d/stdout.log" >&2 2>/dev/null || true
 }
 
 # The data directory of the server answering on HTTP port $1 (empty if none or not ours).
@@ -197,17 +198,26 @@ config_ports() {
 
 # Fails before anything starts when a port of shard directories "$@" is taken: otherwise
 # another server's answer on the same port could pass for ours, and ours would exit with
-# "Address already in use".
+# "Address already in use". Taken means listened on, or held by any TCP socket but one in
+# TIME-WAIT (which the server's SO_REUSEADDR binds over): a client's connection whose
+# kernel-chosen local port is ours makes 18.16 exit 70 at start-up as surely as a listener.
 check_ports_free() {
   local d p
   for d in "$@"; do
     for p in $(config_ports "$d"); do
-      if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null ||
+        { command -v ss >/dev/null && [ "$(ss -Htan "( sport = :$p )" | grep -cv '^TIME-WAIT')" != 0 ]; }; then
         echo "clickhouse: port $p ($(basename "$d")) is already in use on 127.0.0.1; pick another --http-port base" >&2
         exit 3
       fi
     done
   done
+}
+
+# Whether shard directory $1's error log says, since its last launch, a port was taken.
+port_was_taken() {
+  tail -n "+$(($(cat "$1/errlog.start" 2>/dev/null || echo 0) + 1))" "$1/log/clickhouse-server.err.log" 2>/dev/null |
+    grep -q 'Address already in use'
 }
 
 shard_dirs() { find "$DIR" -mindepth 1 -maxdepth 1 -type d -name 'shard-*' 2>/dev/null | sort -t- -k2 -n; }
@@ -255,6 +265,8 @@ stop_dirs() {
 
 # Starts the server of shard directory $1 in the background and records its pid.
 launch_one() {
+  # Where this launch's error-log lines begin (port_was_taken reads only those).
+  { wc -l <"$1/log/clickhouse-server.err.log" || echo 0; } 2>/dev/null >"$1/errlog.start"
   # setsid: the server must outlive this script and not get the caller's terminal signals.
   (cd "$1" && exec setsid "$SERVER" --config-file="$1/config.xml" >>"$1/stdout.log" 2>&1 </dev/null) &
   echo $! >"$1/clickhouse.pid"
@@ -283,12 +295,18 @@ launch_dirs() {
       # reads would skip the relaunch below and still be reported as exited.
       local alive=1
       kill -0 "$pid" 2>/dev/null || alive=0
+      if [ "$alive" = 0 ] && port_was_taken "$d"; then
+        # A port taken between the check and the bind (by a listener, or as the local end
+        # of some client's connection): another base is the cure, which exit 3 asks for.
+        echo "clickhouse: $(basename "$d") (pid $pid) could not bind a port:" >&2
+        log_tail "$d"
+        stop_dirs "$@"
+        exit 3
+      fi
       if [ "$alive" = 0 ] && [ "$relaunched" -lt 5 ]; then
-        # 18.16 sometimes dies during start-up with nothing in its error log (about once in
-        # a CI run here, often right after another server was killed; once four times in a
-        # row, 0.5 s apart); started again it comes up. A real fault (a bad config, a port
-        # taken) dies the same way every time, so after five relaunches, 1 to 5 s apart, the
-        # failure is reported with the logs. The exit status says how it died.
+        # Any other death at start-up is tried again a few times, 1 to 5 s apart, in case
+        # it was transient; a real fault (a bad config) dies the same way every time and is
+        # reported with the logs. The exit status says how it died.
         relaunched=$((relaunched + 1))
         local status=0
         wait "$pid" 2>/dev/null || status=$?

@@ -65,6 +65,8 @@ final class EnvironmentDatabase: Sendable {
         let path = directory.appendingPathComponent(Self.fileName).path
         try PrivateFiles.database(path)
         pool = try DatabasePool(path: path, configuration: config)
+        // Only the writer's cache grows (prepareDatabase would size every reader's too).
+        try pool.writeWithoutTransaction { db in try db.execute(sql: Self.writerCachePragma(bytes: configuration.writerCacheBytes)) }
         committer = BatchCommitter(pool: pool, configuration: configuration)
         space = DatabaseSpace(env: env, directory: directory, pool: pool)
         spool = EnvironmentSpool(env: env, pool: pool, space: space)
@@ -81,6 +83,12 @@ final class EnvironmentDatabase: Sendable {
     /// of 4 KiB, at least one).
     static func walCheckpointPragma(bytes: Int) -> String {
         "PRAGMA wal_autocheckpoint = \(max(1, bytes / 4096))"
+    }
+
+    /// The statement that sizes a connection's page cache to `bytes` (in KiB, at least one
+    /// page: SQLite reads a negative size as KiB).
+    static func writerCachePragma(bytes: Int) -> String {
+        "PRAGMA cache_size = -\(max(4, bytes / 1024))"
     }
 
     /// Moves the WAL's checkpoint size while the store runs (a reload that moved the disk

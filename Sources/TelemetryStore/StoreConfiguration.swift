@@ -31,10 +31,19 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// database file for what the WAL holds, so the daemon keeps this at most a quarter of the
     /// free space its disk guard keeps (``boundedByDiskHeadroom(_:)``).
     public var walCheckpointBytes: Int
+    /// Page cache of the connection that commits (`PRAGMA cache_size`; SQLite's default is
+    /// 2 MiB, which readers keep). Every record dirties a random leaf page of the retry-id
+    /// index, so a commit touches thousands of pages: with 2 MiB most were read back from the
+    /// WAL or the file before each change, and some spilled to the WAL before the commit's own
+    /// write. At 8 MiB the daemon read 38-88% and wrote 8-37% fewer bytes per record on the
+    /// bench's four data sets, for up to 12 MiB more resident under load; its CPU per record was
+    /// the same within one round's noise when nothing else ran (BENCHMARKS.md, issue 25).
+    public var writerCacheBytes: Int
 
     public init(
         zlibLevel: Int32 = 1, maxBatchRecords: Int = 8192, maxBatchBytes: Int = 4 << 20, minPreparedRecords: Int = 64,
-        wedgedAfterSeconds: Double = 20, compaction: CompactionPolicy = .init(), walCheckpointBytes: Int = 64 << 20
+        wedgedAfterSeconds: Double = 20, compaction: CompactionPolicy = .init(), walCheckpointBytes: Int = 64 << 20,
+        writerCacheBytes: Int = 8 << 20
     ) {
         self.zlibLevel = zlibLevel
         self.maxBatchRecords = maxBatchRecords
@@ -43,6 +52,7 @@ public struct StoreConfiguration: Sendable, Hashable {
         self.wedgedAfterSeconds = wedgedAfterSeconds
         self.compaction = compaction
         self.walCheckpointBytes = walCheckpointBytes
+        self.writerCacheBytes = writerCacheBytes
     }
 
     /// The same with ``walCheckpointBytes`` at most a quarter of `headroomBytes`, the free

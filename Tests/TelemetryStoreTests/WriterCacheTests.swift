@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
 import GRDBSQLite
-import Testing
 import TelemetryModel
+import Testing
 
 @testable import TelemetryStore
 

@@ -16,12 +16,13 @@
 # Every shard's config declares the cluster NAME (default mam_cluster) with N shards of one
 # replica each, pointing at the shards' TCP ports, so `Distributed(NAME, db, table)` works on
 # any of them. `start` exits 3 if a port is taken, before starting or when a server finds it
-# taken at start-up (callers picking ports may retry with another base). It installs clickhouse-server/clickhouse-client if missing, waits until
-# each server answers `SELECT 1` over HTTP (bounded by --timeout, default 60 s; on failure it
-# prints the server's log tail, stops what it started and exits 1) and prints one HTTP URL
-# per line, shard 0 first. `stop` sends SIGTERM to each pid file's server and waits (SIGKILL
-# after --timeout); the data stays. `resume` starts stopped shards again from their config and
-# data (ports unchanged), e.g. to end an outage test. --shard K limits stop/resume to shard K.
+# taken at start-up (callers picking ports may retry with another base). It installs
+# clickhouse-server/clickhouse-client if missing, waits until each server answers `SELECT 1`
+# over HTTP (bounded by --timeout, default 60 s; on failure it prints the server's log tail,
+# stops what it started and exits 1) and prints one HTTP URL per line, shard 0 first. `stop`
+# sends SIGTERM to each pid file's server and waits (SIGKILL after --timeout); the data stays.
+# `resume` starts stopped shards again from their config and data (ports unchanged), e.g. to
+# end an outage test. --shard K limits stop/resume to shard K.
 # DIR/shard-k/ holds config.xml, users.xml, data/, tmp/, log/, stdout.log, url and the pid.
 #
 # Quirks of 18.16 this script works around (checked against this package):

@@ -7,9 +7,10 @@ import NIOHTTPCompression
 import Synchronization
 
 /// A small client for ClickHouse's HTTP interface: statements built with ``ClickHouseSQL``
-/// (values bound, never concatenated), request bodies gzip-compressed, basic authentication,
-/// several endpoints tried in order when one cannot be reached, and every failure classified
-/// (``ClickHouseError``). It remembers the endpoint that last answered and starts there.
+/// (values bound, never concatenated), gzip on the wire where it pays
+/// (``ClickHouseWireCompression``), basic authentication, several endpoints tried in order
+/// when one cannot be reached, and every failure classified (``ClickHouseError``). It
+/// remembers the endpoint that last answered and starts there.
 ///
 /// Values are sent as server-side parameters when the server supports them (19.11 and
 /// later, learned from `version()` on first use) and as escaped literals otherwise (18.16,
@@ -30,8 +31,8 @@ public final class ClickHouseClient: Sendable {
         self.observer = observer
         var http = HTTPClient.Configuration()
         http.timeout = .init(connect: .seconds(3), read: .seconds(configuration.requestTimeoutSeconds))
-        // Answers are asked for gzip-compressed (`enable_http_compression=1`) and inflated
-        // here, within a bound so a broken proxy cannot balloon memory.
+        // Gzipped answers (see `attempt`) are inflated here, within a bound so a broken proxy
+        // cannot balloon memory.
         http.decompression = .enabled(limit: .ratio(200))
         self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
     }
@@ -65,10 +66,9 @@ public final class ClickHouseClient: Sendable {
         return answer
     }
 
-    /// Inserts `rows` (already in `format`, e.g. JSONEachRow) into `table` of `database`,
-    /// compressed on the wire. `columns` names the columns a positional format's fields fill,
-    /// in order (none: every column, in the table's order). Returns when ClickHouse
-    /// acknowledged the insert.
+    /// Inserts `rows` (already in `format`, e.g. JSONEachRow) into `table` of `database`.
+    /// `columns` names the columns a positional format's fields fill, in order (none: every
+    /// column, in the table's order). Returns when ClickHouse acknowledged the insert.
     public func insert(
         into table: String, database: String, columns: [String] = [], format: StaticString, rows: [UInt8],
         settings: [(String, String)] = []
@@ -104,12 +104,12 @@ public final class ClickHouseClient: Sendable {
 
     /// One HTTP request, tried on each endpoint in turn from the preferred one while they are
     /// unreachable. The SQL goes in the body, or for an insert in the URL with the rows as
-    /// the body; either way the body is gzip-compressed.
+    /// the body.
     private func send(
         sql: String, database: String?, settings: [(String, String)], data: [UInt8]?, parameters: [(name: String, value: String)],
         only: URL? = nil
     ) async throws -> [UInt8] {
-        var query: [(String, String)] = [("enable_http_compression", "1")]
+        var query: [(String, String)] = []
         if let database { query.append(("database", database)) }
         query += settings
         query += parameters.map { ("param_\($0.name)", $0.value) }
@@ -120,14 +120,13 @@ public final class ClickHouseClient: Sendable {
         } else {
             body = Array(sql.utf8)
         }
-        let compressed = try Deflate.compress(body, level: configuration.compressionLevel, format: .gzip)
         let endpoints = only.map { [$0] } ?? configuration.endpoints
         let start = only == nil ? preferred.withLock { $0 } : 0
         var lastError: ClickHouseError?
         for step in 0..<endpoints.count {
             let index = (start + step) % endpoints.count
             do {
-                let answer = try await attempt(endpoints[index], query: query, body: compressed)
+                let answer = try await attempt(endpoints[index], query: query, body: body)
                 if only == nil { preferred.withLock { $0 = index } }
                 return answer
             } catch let error as ClickHouseError {
@@ -138,7 +137,13 @@ public final class ClickHouseClient: Sendable {
         throw lastError ?? ClickHouseError.unreachable(endpoint: "-", detail: "no endpoint configured")
     }
 
-    private func attempt(_ endpoint: URL, query: [(String, String)], body: [UInt8]) async throws -> [UInt8] {
+    /// One request to one endpoint; the body and the answer are gzipped on the wire when the
+    /// configuration's ``ClickHouseWireCompression`` says so for this endpoint.
+    private func attempt(_ endpoint: URL, query plainQuery: [(String, String)], body plainBody: [UInt8]) async throws -> [UInt8] {
+        let gzip = configuration.compression.compresses(endpoint)
+        // Answers are asked for gzip-compressed with `enable_http_compression=1`.
+        let query = gzip ? [("enable_http_compression", "1")] + plainQuery : plainQuery
+        let body = gzip ? try Deflate.compress(plainBody, level: configuration.compressionLevel, format: .gzip) : plainBody
         var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false) ?? URLComponents()
         if components.path.isEmpty { components.path = "/" }
         components.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) }
@@ -147,8 +152,10 @@ public final class ClickHouseClient: Sendable {
         let name = endpoint.absoluteString
         var request = HTTPClientRequest(url: components.string ?? name)
         request.method = .POST
-        request.headers.add(name: "Content-Encoding", value: "gzip")
-        request.headers.add(name: "Accept-Encoding", value: "gzip")
+        if gzip {
+            request.headers.add(name: "Content-Encoding", value: "gzip")
+            request.headers.add(name: "Accept-Encoding", value: "gzip")
+        }
         if let user = configuration.user {
             let token = Data("\(user):\(configuration.password ?? "")".utf8).base64EncodedString()
             request.headers.add(name: "Authorization", value: "Basic \(token)")

@@ -15,12 +15,15 @@ public struct ClickHouseConfiguration: Sendable, Hashable {
     public var password: String?
     /// How long one request may take before it is a timeout.
     public var requestTimeoutSeconds: Int64
-    /// zlib level of insert bodies.
+    /// zlib level of compressed request bodies.
     public var compressionLevel: Int32
+    /// Which endpoints get gzip on the wire.
+    public var compression: ClickHouseWireCompression
 
     public init(
         endpoints: [URL], database: String = "mam", cluster: String? = nil, user: String? = nil, password: String? = nil,
-        requestTimeoutSeconds: Int64 = 30, compressionLevel: Int32 = 3
+        requestTimeoutSeconds: Int64 = 30, compressionLevel: Int32 = 3,
+        compression: ClickHouseWireCompression = .auto
     ) {
         self.endpoints = endpoints
         self.database = database
@@ -29,5 +32,6 @@ public struct ClickHouseConfiguration: Sendable, Hashable {
         self.password = password
         self.requestTimeoutSeconds = requestTimeoutSeconds
         self.compressionLevel = compressionLevel
+        self.compression = compression
     }
 }

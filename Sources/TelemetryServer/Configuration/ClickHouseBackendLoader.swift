@@ -93,6 +93,11 @@ enum ClickHouseBackendLoader {
         .bool(
             "clickhouse.recogniseRetries", .clickhouse, .needsRestart, \.clickhouse.recogniseRetries,
             help: "before acknowledging, ask ClickHouse whether another collector already stored a request's records"),
+        .choice(
+            "clickhouse.compression", .clickhouse, .needsRestart, \.clickhouse.compression,
+            words: ClickHouseWireCompression.allCases.map(\.rawValue), expected: "auto, gzip or none", placeholder: "MODE",
+            help: "gzip requests and answers; auto: to every endpoint but a loopback address",
+            parse: { ClickHouseWireCompression(rawValue: $0) }, text: \.rawValue),
         .integer(
             "clickhouse.spoolMaxBytes", .clickhouse, .needsRestart, \.clickhouse.spoolMaxBytes, (1 << 20)...Int.max,
             expected: "at least 1048576 bytes", help: "past this many compressed bytes waiting for ClickHouse, ingest answers 503"),

@@ -26,11 +26,14 @@ public struct ClickHouseBackendConfiguration: Sendable, Hashable {
     /// (``ClickHouseRetryCheck``): off where the load balancer sends a client's retries to the
     /// collector that took the original, which then recognises them alone.
     public var recogniseRetries = true
+    /// gzip on the wire to ClickHouse: by default to every endpoint but a loopback one.
+    public var compression = ClickHouseWireCompression.auto
 
     public init() {}
 
     /// The client's view, with the password resolved.
     public var client: ClickHouseConfiguration {
-        ClickHouseConfiguration(endpoints: urls, database: database, cluster: cluster, user: user, password: password)
+        ClickHouseConfiguration(
+            endpoints: urls, database: database, cluster: cluster, user: user, password: password, compression: compression)
     }
 }

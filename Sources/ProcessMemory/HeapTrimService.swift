@@ -8,8 +8,14 @@ public import ServiceLifecycle
 /// (`ColdPages`), as it did once when it became ready; under load the code stays resident.
 public struct HeapTrimService: Service {
     var interval: Duration = .seconds(10)
-    /// How often the resident free memory is read (one small `/proc` read and `mallinfo2`).
+    /// How often the resident free memory is read (one small `/proc` read and `mallinfo2`),
+    /// at most: see ``nextCheck(after:cost:ceiling:)``.
     var checkInterval: Duration = .milliseconds(250)
+    /// The share of one core the reading may take: `mallinfo2` walks every free chunk of every
+    /// arena, and after large query pages the heaps hold enough of them that a call took about
+    /// 10 ms (a perf profile of ClickHouse-backed query pages put 6.8% of the daemon's CPU in it,
+    /// at 4 calls a second; BENCHMARKS.md, issue 26's reads).
+    static let checkShare = 0.005
     /// CPU time per interval below which the daemon counts as idle.
     var idleShare = 0.01
 
@@ -25,6 +31,13 @@ public struct HeapTrimService: Service {
         return residentFreeBytes - afterLastTrim >= HeapPolicy.freeGrowthBeforeTrim
     }
 
+    /// The wait before the next reading: `base`, or longer when the last reading cost more
+    /// than ``checkShare`` of it, so the check costs at most that share of a core; never
+    /// longer than `ceiling` (the trim interval), which the loop's interval trim needs.
+    static func nextCheck(after base: Duration, cost: Duration, ceiling: Duration) -> Duration {
+        min(max(base, cost / checkShare), max(base, ceiling))
+    }
+
     public func run() async throws {
         try? await cancelWhenGracefulShutdown { [interval, checkInterval, idleShare] in
             let clock = ContinuousClock()
@@ -32,10 +45,14 @@ public struct HeapTrimService: Service {
             var afterLastTrim = HeapPolicy.residentFreeBytes()
             var windowStart = clock.now
             var cpuBefore = ProcessStat.cpuSeconds()
+            var wait = checkInterval
             while !Task.isCancelled {
-                try await Task.sleep(for: checkInterval)
+                try await Task.sleep(for: wait)
+                let readingStart = clock.now
+                let residentFree = HeapPolicy.residentFreeBytes()
+                wait = Self.nextCheck(after: checkInterval, cost: clock.now - readingStart, ceiling: interval)
                 if Self.trimDue(
-                    residentFreeBytes: HeapPolicy.residentFreeBytes(), afterLastTrim: afterLastTrim, sinceLastTrim: clock.now - trimmedAt,
+                    residentFreeBytes: residentFree, afterLastTrim: afterLastTrim, sinceLastTrim: clock.now - trimmedAt,
                     interval: interval)
                 {
                     HeapPolicy.trim()

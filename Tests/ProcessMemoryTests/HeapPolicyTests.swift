@@ -117,4 +117,21 @@ import Testing
             HeapTrimService.trimDue(residentFreeBytes: 30 << 20, afterLastTrim: 30 << 20, sinceLastTrim: .seconds(10), interval: interval))
         #expect(!HeapTrimService.trimDue(residentFreeBytes: nil, afterLastTrim: 30 << 20, sinceLastTrim: .seconds(9), interval: interval))
     }
+
+    /// A cheap reading keeps the base interval; a costly one (a fragmented heap) pushes the
+    /// next one out so the readings stay within their share of a core, whatever they cost.
+    @Test func aCostlyReadingWaitsLongerForTheNext() {
+        let base = Duration.milliseconds(250)
+        let ceiling = Duration.seconds(10)
+        #expect(HeapTrimService.nextCheck(after: base, cost: .microseconds(100), ceiling: ceiling) == base)
+        #expect(HeapTrimService.nextCheck(after: base, cost: .zero, ceiling: ceiling) == base)
+        for cost in [Duration.milliseconds(2), .milliseconds(10), .milliseconds(40)] {
+            let wait = HeapTrimService.nextCheck(after: base, cost: cost, ceiling: ceiling)
+            #expect(wait > base)
+            #expect(cost / (wait + cost) <= HeapTrimService.checkShare, "a reading of \(cost) waits \(wait)")
+        }
+        // The interval trim still comes round, however slow the reading.
+        #expect(HeapTrimService.nextCheck(after: base, cost: .seconds(1), ceiling: ceiling) == ceiling)
+        #expect(HeapTrimService.nextCheck(after: base, cost: .seconds(1), ceiling: .milliseconds(100)) == base)
+    }
 }

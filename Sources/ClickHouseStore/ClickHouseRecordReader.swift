@@ -34,12 +34,12 @@ struct ClickHouseRecordReader: Sendable {
         var after = q.after
         while true {
             let answer = try await client.execute(statement(q, after: after, chunk: chunk))
-            let rows = try TabSeparatedRows(answer, columns: Self.columns).rows
-            for row in rows {
-                let id = try TabSeparatedRows.int(row[0])
+            let rows = try TabSeparatedRows(answer, columns: Self.columns)
+            for r in 0..<rows.count {
+                let id = try TabSeparatedRows.int(rows.field(r, 0))
                 if id == previousID { continue }
                 previousID = id
-                var record = try Self.record(row, id: id, env: q.env)
+                var record = try Self.record(rows, r, id: id, env: q.env)
                 // ClickHouse cannot compute the daemon's keyed pseudonyms: matched here.
                 if q.identityPseudonym != nil, !q.matchesIdentity(record.keys) { continue }
                 if let presenter { record = presenter.present(record) }
@@ -101,19 +101,20 @@ struct ClickHouseRecordReader: Sendable {
     }
 
     /// A row as the embedded store would return it: its keys rebuilt from the columns.
-    static func record(_ row: [ArraySlice<UInt8>], id: Int64, env: TelemetryEnvironment) throws -> StoredRecord {
+    static func record(_ rows: TabSeparatedRows, _ r: Int, id: Int64, env: TelemetryEnvironment) throws -> StoredRecord {
+        let row = { (column: Int) in rows.field(r, column) }
         var keys = RecordKeys(
-            time: try TabSeparatedRows.int(row[2]), appId: TabSeparatedRows.string(row[3]), deviceId: TabSeparatedRows.string(row[4]),
-            sessionId: TabSeparatedRows.string(row[5]), identity: TabSeparatedRows.string(row[6]), name: TabSeparatedRows.string(row[7]),
-            detail: TabSeparatedRows.string(row[8]))
-        keys.statusCode = try TabSeparatedRows.optionalInt(row[9]).map { Int(truncatingIfNeeded: $0) }
-        keys.durationMs = try TabSeparatedRows.optionalDouble(row[10])
-        keys.succeeded = try TabSeparatedRows.optionalInt(row[11]).map { $0 != 0 }
-        keys.level = TabSeparatedRows.optionalString(row[12]).flatMap { name in LogLevel.allCases.first { $0.name == name } }
-        keys.incident = TabSeparatedRows.string(row[13])
+            time: try TabSeparatedRows.int(row(2)), appId: TabSeparatedRows.string(row(3)), deviceId: TabSeparatedRows.string(row(4)),
+            sessionId: TabSeparatedRows.string(row(5)), identity: TabSeparatedRows.string(row(6)), name: TabSeparatedRows.string(row(7)),
+            detail: TabSeparatedRows.string(row(8)))
+        keys.statusCode = try TabSeparatedRows.optionalInt(row(9)).map { Int(truncatingIfNeeded: $0) }
+        keys.durationMs = try TabSeparatedRows.optionalDouble(row(10))
+        keys.succeeded = try TabSeparatedRows.optionalInt(row(11)).map { $0 != 0 }
+        keys.level = TabSeparatedRows.optionalString(row(12)).flatMap { name in LogLevel.allCases.first { $0.name == name } }
+        keys.incident = TabSeparatedRows.string(row(13))
         // A record an older version stored is read in the form every reader can parse.
-        let raw = TabSeparatedRows.bytes(row[14])
+        let raw = TabSeparatedRows.bytes(row(14))
         let json = raw.withUnsafeBufferPointer { CanonicalJSON.repairing(stored: $0) } ?? raw
-        return StoredRecord(id: id, receivedAt: try TabSeparatedRows.int(row[1]), env: env, keys: keys, json: json)
+        return StoredRecord(id: id, receivedAt: try TabSeparatedRows.int(row(1)), env: env, keys: keys, json: json)
     }
 }

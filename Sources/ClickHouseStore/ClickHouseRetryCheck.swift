@@ -36,6 +36,18 @@ final class ClickHouseRetryCheck: Sendable {
         self.skipped = skipped
     }
 
+    /// ClickHouse's own time limit for a lookup: the deadline in whole seconds (18.16 counts
+    /// `max_execution_time` in seconds), at least one. A lookup the collector gave up on keeps
+    /// running in the server otherwise (18.16 does not cancel a read when its HTTP client
+    /// goes away): in a 10-minute run at 10k records/s (BENCHMARKS.md, issue 26's sustained
+    /// shipping), once `event_ids` held a few million random ids, lookups took 6 s each, ten
+    /// of them abandoned ones ran at once, and ClickHouse's CPU went to them instead of the
+    /// inserts: shipping stalled for a minute and the spool grew to 640k records.
+    static func lookupSettings(deadline: Duration) -> [(String, String)] {
+        let seconds = max(1, deadline.components.seconds + (deadline.components.attoseconds > 0 ? 1 : 0))
+        return [("max_execution_time", String(seconds)), ("timeout_overflow_mode", "throw")]
+    }
+
     /// Positions of the records of `request` that ClickHouse already holds, per kind and
     /// environment (absent when none is). Empty when the check could not run.
     func storedElsewhere(_ request: AppendRequest) async -> [RecordKind: [TelemetryEnvironment: [Int]]] {
@@ -118,11 +130,12 @@ final class ClickHouseRetryCheck: Sendable {
         }
         let client = self.client
         let deadline = self.deadline
+        let settings = Self.lookupSettings(deadline: deadline)
         let answer: [[UInt8]]? = await withTaskGroup(of: [[UInt8]]?.self) { group in
             group.addTask {
                 var answers: [[UInt8]] = []
                 for statement in statements {
-                    guard let answer = try? await client.execute(statement) else { return nil }
+                    guard let answer = try? await client.execute(statement, settings: settings) else { return nil }
                     answers.append(answer)
                 }
                 return answers

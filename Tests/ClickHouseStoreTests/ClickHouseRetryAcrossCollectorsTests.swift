@@ -111,6 +111,28 @@ import Testing
 
     /// Generated id sets: the chunks hold every id once, and none passes the byte bound
     /// unless a single id does.
+    /// A lookup the collector gave up on must not go on in the server: the check's settings
+    /// make ClickHouse itself end a statement that would otherwise never finish (a count over
+    /// the endless `system.numbers`), with its TIMEOUT_EXCEEDED (159), before the client's own
+    /// request timeout would.
+    @Test func theServerEndsALookupPastItsDeadline() async throws {
+        #expect(ClickHouseRetryCheck.lookupSettings(deadline: .milliseconds(500)).first?.1 == "1")
+        #expect(ClickHouseRetryCheck.lookupSettings(deadline: .seconds(2)).first?.1 == "2")
+        #expect(ClickHouseRetryCheck.lookupSettings(deadline: .milliseconds(2001)).first?.1 == "3")
+        let server = try PrivateClickHouse()
+        defer { server.destroy() }
+        let client = ClickHouseClient(configuration: .init(endpoints: server.urls, requestTimeoutSeconds: 60))
+        defer { Task { try? await client.shutdown() } }
+        do {
+            _ = try await client.execute(
+                "SELECT count() FROM system.numbers WHERE sipHash64(number) = 1",
+                settings: ClickHouseRetryCheck.lookupSettings(deadline: .milliseconds(500)))
+            Issue.record("an endless statement finished")
+        } catch let ClickHouseError.server(_, _, code, message) {
+            #expect(code == 159, "\(message)")
+        }
+    }
+
     @Test func idChunksCoverEveryIdWithinTheBound() {
         var rng = SeededRandom(seed: PropertyScale.seed(0x6368_756e))
         for _ in 0..<PropertyScale.cases(100) {

@@ -185,6 +185,12 @@ echo "== (k) scale-out: two collectors on a two-shard ClickHouse cluster"
 BENCH_BIN=$BIN BENCH_SECONDS=$D BENCH_CONCURRENCY=$CONC BENCH_BATCH=$BATCH \
   scripts/bench-clickhouse-scaleout.sh "$OUT/k-clickhouse-scaleout.json" ${SMOKE_FLAG:+"$SMOKE_FLAG"} | tee "$OUT/k-clickhouse-scaleout.txt"
 
+if [ "$SMOKE" = 1 ]; then
+  # `make bench-sustained` measures ten minutes; the smoke run keeps its script working.
+  echo "== (k) sustained shipping, smoke: 20 s at 2,000 records/s, one collector"
+  BENCH_BIN=$BIN scripts/bench-clickhouse-sustained.sh "$OUT/k-clickhouse-sustained.json" --smoke | tee "$OUT/k-clickhouse-sustained.txt"
+fi
+
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/load.txt"
 
 python3 - "$OUT" "$IDLE_KIB" "$EVENTS_IN_WINDOW" "$SMOKE" "$IDLE_SETTLED_KIB" <<'PY' | tee "$OUT/summary.txt"

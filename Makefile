@@ -240,7 +240,7 @@ bench:
 # Issue 26's sustained shipping (not CI, ~25 minutes): ten minutes at SUSTAINED_RATE into one
 # collector, then SUSTAINED_RATE_TWO over two collectors on a two-shard cluster (all on this
 # machine's cores: two shards cost more CPU per record than one server, BENCHMARKS.md).
-SUSTAINED_RATE ?= 12000
+SUSTAINED_RATE ?= 10000
 SUSTAINED_RATE_TWO ?= 8000
 SUSTAINED_OUT ?= /tmp/mamtelemetry-sustained
 bench-sustained:

@@ -1,7 +1,8 @@
+public import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #endif
-public import Foundation
 
 /// Whether the client gzips its request bodies and asks for gzipped answers.
 ///

@@ -9,9 +9,9 @@ struct TabSeparatedRows {
     private let columns: Int
     /// Where each field starts, row after row, then one more: field `c` of row `r` is
     /// `starts[r * columns + c] ..< starts[r * columns + c + 1] - 1` (the next start less its
-    /// separator). One flat array rather than an array of slices per row: with the integer
-    /// and string readers below, the collector's CPU for pages of 10,000 rows of 15 columns
-    /// fell by 45% (issue 26's read A/B in BENCHMARKS.md).
+    /// separator). One flat array rather than an array of slices per row (a retain per
+    /// field): with the integer and string readers below, the collector's CPU for a scan of
+    /// 41k rows in pages of 10,000 fell by about a quarter (issue 26's reads in BENCHMARKS.md).
     private let starts: [Int]
 
     /// Splits `bytes` into rows of `columns` raw (still escaped) fields; a row with another

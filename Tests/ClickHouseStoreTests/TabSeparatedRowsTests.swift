@@ -61,7 +61,9 @@ import Testing
             switch rng.below(3) {
             case 0: texts.append(String(Int64(bitPattern: rng.next())))
             case 1: texts.append(String(decoding: (0..<rng.below(22)).map { _ in rng.pick(alphabet) }, as: UTF8.self))
-            default: texts.append((rng.below(2) == 0 ? "-" : "") + String(decoding: (0..<1 + rng.below(20)).map { _ in UInt8(0x30 + rng.below(10)) }, as: UTF8.self))
+            default:
+                let digits = (0..<1 + rng.below(20)).map { _ in UInt8(0x30 + rng.below(10)) }
+                texts.append((rng.below(2) == 0 ? "-" : "") + String(decoding: digits, as: UTF8.self))
             }
         }
         for text in texts {

@@ -21,7 +21,11 @@ struct TabSeparatedRows {
         var starts = [0]
         starts.reserveCapacity(bytes.count / 16)
         var fields = 0
-        let shortRow: Int? = bytes.withUnsafeBufferPointer { p in
+        /// A row of another width: the answer is not what the statement asked for.
+        func wrongWidth(_ fields: Int) -> ClickHouseError {
+            .badResponse(endpoint: endpoint, detail: "a row of \(fields) fields, expected \(columns)")
+        }
+        let wrongRow: Int? = bytes.withUnsafeBufferPointer { p in
             for i in 0..<p.count {
                 let c = p[i]
                 guard c <= 0x0A else { continue }
@@ -37,15 +41,11 @@ struct TabSeparatedRows {
             }
             return nil
         }
-        if let shortRow {
-            throw ClickHouseError.badResponse(endpoint: endpoint, detail: "a row of \(shortRow) fields, expected \(columns)")
-        }
+        if let wrongRow { throw wrongWidth(wrongRow) }
         // A last row without its newline ends at the end of the answer.
         if let last = bytes.last, last != 0x0A {
             fields += 1
-            guard fields == columns else {
-                throw ClickHouseError.badResponse(endpoint: endpoint, detail: "a row of \(fields) fields, expected \(columns)")
-            }
+            guard fields == columns else { throw wrongWidth(fields) }
             starts.append(bytes.count + 1)
         }
         self.bytes = bytes

@@ -19,6 +19,9 @@ import TelemetryModel
 /// no request asks (and each is counted), so an outage that swallows packets costs one
 /// deadline per pause, not one per request.
 ///
+/// Requests that arrive while a lookup runs share the next one (``LookupBatch``): one
+/// statement per collector in ClickHouse at a time, however many requests ingest takes.
+///
 /// Records of a diagnostic upload are not looked up: their identity includes their incident.
 final class ClickHouseRetryCheck: Sendable {
     let client: ClickHouseClient
@@ -28,12 +31,19 @@ final class ClickHouseRetryCheck: Sendable {
     let pause: Duration = .seconds(5)
     /// When the last check went unanswered.
     private let lastMiss = Mutex<ContinuousClock.Instant?>(nil)
+    /// One lookup in ClickHouse at a time; requests that arrive meanwhile share the next.
+    private let batch: LookupBatch<Target, Key>
 
     init(client: ClickHouseClient, database: @escaping @Sendable (TelemetryEnvironment) -> String, deadline: Duration, skipped: Counter) {
         self.client = client
         self.database = database
         self.deadline = deadline
         self.skipped = skipped
+        batch = LookupBatch { target, keys in
+            await Self.within(deadline) {
+                try await Self.query(client: client, database: database(target.env), kind: target.kind, keys: keys, deadline: deadline)
+            }
+        }
     }
 
     /// ClickHouse's own time limit for a lookup: the deadline in whole seconds (18.16 counts
@@ -107,6 +117,12 @@ final class ClickHouseRetryCheck: Sendable {
         return chunks
     }
 
+    /// Where one lookup reads: a kind's ids in one environment's database.
+    struct Target: Hashable {
+        var kind: RecordKind
+        var env: TelemetryEnvironment
+    }
+
     /// The keys among `records` that `event_ids` holds; nil when ClickHouse did not answer in time.
     private func lookup(kind: RecordKind, env: TelemetryEnvironment, records: [DecodedRecord]) async -> Set<Key>? {
         let paused = lastMiss.withLock { miss in miss.map { ContinuousClock.now < $0.advanced(by: pause) } ?? false }
@@ -117,29 +133,44 @@ final class ClickHouseRetryCheck: Sendable {
         // Distinct by bytes: a `Set<String>` would keep one of two canonically equivalent
         // spellings, which ClickHouse holds as two different values.
         let keys = Set(records.map { Key($0.keys.appId, $0.eventId ?? "") })
+        let batch = self.batch
+        // The request waits one deadline at most, also when it queued behind a running lookup.
+        guard let found = await Self.within(deadline, { await batch.lookup(Target(kind: kind, env: env), keys) }) else {
+            skipped.increment()
+            lastMiss.withLock { $0 = .now }
+            return nil
+        }
+        return found
+    }
+
+    /// The keys among `keys` that `event_ids` holds, in as many statements as the ids need.
+    private static func query(
+        client: ClickHouseClient, database: String, kind: RecordKind, keys: Set<Key>, deadline: Duration
+    ) async throws -> Set<Key> {
         let apps = Set(keys.map(\.app)).map { String(decoding: $0, as: UTF8.self) }
         let kindName: ClickHouseSQL = kind == .event ? "'event'" : "'log'"
+        let settings = lookupSettings(deadline: deadline)
+        var found: Set<Key> = []
         // Sets from subqueries, so the primary key (kind, app, eventId) narrows the read to the
         // granules that can hold the ids, however many rows the table has.
-        let statements = Self.idChunks(Set(keys.map(\.eventId))).map { ids -> ClickHouseSQL in
-            """
-            SELECT app, eventId FROM \(identifier: database(env)).event_ids
-            WHERE kind = \(fragment: kindName) AND app IN (SELECT arrayJoin(\(apps))) AND eventId IN (SELECT arrayJoin(\(ids)))
-            FORMAT TabSeparated
-            """
+        for ids in idChunks(Set(keys.map(\.eventId))) {
+            let answer = try await client.execute(
+                """
+                SELECT app, eventId FROM \(identifier: database).event_ids
+                WHERE kind = \(fragment: kindName) AND app IN (SELECT arrayJoin(\(apps))) AND eventId IN (SELECT arrayJoin(\(ids)))
+                FORMAT TabSeparated
+                """,
+                settings: settings)
+            let rows = try TabSeparatedRows(answer, columns: 2)
+            for row in 0..<rows.count { found.insert(Key(app: rows.field(row, 0), eventId: rows.field(row, 1))) }
         }
-        let client = self.client
-        let deadline = self.deadline
-        let settings = Self.lookupSettings(deadline: deadline)
-        let answer: [[UInt8]]? = await withTaskGroup(of: [[UInt8]]?.self) { group in
-            group.addTask {
-                var answers: [[UInt8]] = []
-                for statement in statements {
-                    guard let answer = try? await client.execute(statement, settings: settings) else { return nil }
-                    answers.append(answer)
-                }
-                return answers
-            }
+        return found
+    }
+
+    /// `body`'s answer, or nil when it failed or `deadline` passed first (then it is cancelled).
+    private static func within<T: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async throws -> T?) async -> T? {
+        await withTaskGroup(of: T?.self) { group in
+            group.addTask { try? await body() }
             group.addTask {
                 // The real clock, not a test's fast sleep: the deadline is wall time ingest waits.
                 try? await Task.sleep(for: deadline)
@@ -149,12 +180,6 @@ final class ClickHouseRetryCheck: Sendable {
             group.cancelAll()
             return first
         }
-        guard let answer, let rows = try? answer.flatMap({ try TabSeparatedRows($0, columns: 2).rows }) else {
-            skipped.increment()
-            lastMiss.withLock { $0 = .now }
-            return nil
-        }
-        return Set(rows.map { Key(app: $0[0], eventId: $0[1]) })
     }
 }
 

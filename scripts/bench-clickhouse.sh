@@ -161,7 +161,9 @@ a, d, h = opt("a-closed.json"), opt("d-scan.json"), opt("h-stats.json")
 ours_matched = d["matched"] / d["seconds"] if d.get("seconds") else 0
 ours_stats = h.get("enrollment", {}).get("rollupsEventsPerSecond", 0)
 ev = [l.split("|") for l in open(os.path.join(out, "c-ratio.txt")) if l.strip()]
-ev = [r for r in ev if r[1] == "0"]
+ev = [r for r in ev if r[1] == "event"]
+# A format drift in step (c)'s rows printed 0.0 B here once: fail instead.
+if not ev: sys.exit("c-ratio.txt holds no event rows (environment|kind|records|raw|stored|...)")
 ours_bpe = sum(int(r[4]) for r in ev) / max(1, sum(int(r[2]) for r in ev))
 z = ch["codecs"]["zstd"]
 ratio = lambda ours, peer: "%.3fx" % (ours / peer) if peer else "-"

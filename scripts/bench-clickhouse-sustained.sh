@@ -48,10 +48,14 @@ for i in $(seq 0 $((N - 1))); do
   COLLECTOR_URLS+=("$DAEMON_URL")
   DAEMON_PIDS+=("$DAEMON_PID")
 done
-gauges() { # "records oldestAgeSeconds forwarderErrors" of collector I, from /metrics
+# "records oldestAgeSeconds forwarderErrors retryChecksSkipped" of collector I, from /metrics
+# (a skipped retry check is a request stored without asking ClickHouse: its lookup missed the
+# deadline, or came within the pause after a miss)
+gauges() {
   curl -fsS -H "Authorization: Bearer $(cat "$WORK/c$1/admin.token")" "${COLLECTOR_URLS[$1]}/metrics" |
     awk '/^mamtelemetry_spool_records[{ ]/ { r += $NF } /^mamtelemetry_spool_oldest_age_seconds[{ ]/ { if ($NF > a) a = $NF }
-         /^mamtelemetry_forwarder_errors_total[{ ]/ { e += $NF } END { printf "%d %.1f %d\n", r, a, e }'
+         /^mamtelemetry_forwarder_errors_total[{ ]/ { e += $NF }
+         /^mamtelemetry_clickhouse_retry_check_skipped_total[{ ]/ { k += $NF } END { printf "%d %.1f %d %d\n", r, a, e, k }'
 }
 parts() { # active parts of the records tables on shard 0 (ClickHouse delays inserts past 150 in a partition)
   q "SELECT count() FROM system.parts WHERE active AND database = 'bench' AND table LIKE 'records%'"
@@ -102,9 +106,10 @@ samples = []
 for line in open(os.path.join(work, "samples.tsv")):
     f = line.split()
     t, parts, rest = float(f[0]), int(f[1]), f[2:]
-    samples.append({"t": t, "parts": parts, "depth": sum(int(rest[3 * i]) for i in range(n)),
-                    "oldestAge": max(float(rest[3 * i + 1]) for i in range(n)),
-                    "forwarderErrors": sum(int(rest[3 * i + 2]) for i in range(n))})
+    samples.append({"t": t, "parts": parts, "depth": sum(int(rest[4 * i]) for i in range(n)),
+                    "oldestAge": max(float(rest[4 * i + 1]) for i in range(n)),
+                    "forwarderErrors": sum(int(rest[4 * i + 2]) for i in range(n)),
+                    "retryChecksSkipped": sum(int(rest[4 * i + 3]) for i in range(n))})
 third = max(1, len(samples) // 3)
 mean = lambda xs: sum(xs) / len(xs) if xs else 0
 first, last = samples[:third], samples[-third:]
@@ -117,11 +122,12 @@ r = {"version": version, "collectors": n, "rate": rate, "seconds": seconds, "ach
      "maxOldestAgeSeconds": max((s["oldestAge"] for s in samples), default=0),
      "maxParts": max((s["parts"] for s in samples), default=0),
      "forwarderErrors": samples[-1]["forwarderErrors"] if samples else 0,
+     "retryChecksSkipped": samples[-1]["retryChecksSkipped"] if samples else 0,
      "secondHalfOldestAgeSeconds": second_half_oldest,
      "depthFlat": last_depth <= first_depth + rate and second_half_oldest <= 10, "rateAchieved": achieved >= 0.97 * rate,
      "samples": samples}
 json.dump(r, open(out, "w"))
-print("| sustained, %d collector(s), ClickHouse %s | %d rec/s offered for %d s | acknowledged %d rec/s (rate achieved: %s); spool depth mean first/last third %d/%d, max %d, oldest %.1f s (depth flat: %s); forwarder errors %d, active parts at most %d; drained in %.1f s after the load; exactly once: %s (%d rows) |" % (
+print("| sustained, %d collector(s), ClickHouse %s | %d rec/s offered for %d s | acknowledged %d rec/s (rate achieved: %s); spool depth mean first/last third %d/%d, max %d, oldest %.1f s (depth flat: %s); forwarder errors %d, retry checks skipped %d, active parts at most %d; drained in %.1f s after the load; exactly once: %s (%d rows) |" % (
     n, version, rate, seconds, r["achievedPerSecond"], r["rateAchieved"], r["firstThirdDepth"], r["lastThirdDepth"], r["maxDepth"],
-    r["maxOldestAgeSeconds"], r["depthFlat"], r["forwarderErrors"], r["maxParts"], drain, r["exactlyOnce"], rows))
+    r["maxOldestAgeSeconds"], r["depthFlat"], r["forwarderErrors"], r["retryChecksSkipped"], r["maxParts"], drain, r["exactlyOnce"], rows))
 PY

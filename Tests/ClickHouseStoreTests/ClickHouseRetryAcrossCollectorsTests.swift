@@ -109,6 +109,87 @@ import Testing
         await a.close()
     }
 
+    /// Requests that reach a collector at once share one lookup (``LookupBatch``), which asks
+    /// for every app and id of all of them together: each request must still get only its
+    /// own records' answers. Generated: originals stored through one collector, then many
+    /// concurrent requests through the other, each mixing retries with new records that
+    /// cross an original's app with another original's id (found by a merged lookup, yet new).
+    @Test func concurrentRequestsShareALookupAndGetOnlyTheirOwnAnswers() async throws {
+        var tuning = ClickHouseRecordStore.Tuning()
+        tuning.retryCheckDeadline = .seconds(60)
+        let a = try await ClickHouseStoreFixture(database: "merged", tuning: tuning, forwarding: false, collector: 1)
+        let b = try await ClickHouseStoreFixture(database: "merged", tuning: tuning, forwarding: false, server: a.server, collector: 2)
+        var rng = SeededRandom(seed: PropertyScale.seed(0x6d65_7267))
+        let apps = ["com.a", "com.b", "com.c"]
+        func record(_ app: String, _ id: String, _ kind: RecordKind) -> DecodedRecord {
+            var r =
+                kind == .event
+                ? Records.event(app: app, device: "d", time: 1) : Records.log(app: app, device: "d", level: .info, time: 1, message: "m")
+            r.setEventId(id)
+            return r
+        }
+        var originals: [RecordKind: [(app: String, id: String)]] = [:]
+        for kind in [RecordKind.event, .log] {
+            let batch = (0..<60).map { i in (app: apps[i % apps.count], id: "\(kind)-\(i)") }
+            originals[kind] = batch
+            let stored = try await a.store.append(
+                batch.map { record($0.app, $0.id, kind) }, kind: kind, env: .prod, receivedAt: 1, incident: nil)
+            #expect(stored.stored == batch.count)
+        }
+        try await a.shipNow()
+        // Each request: some originals again (retries), and some (app, id) pairs that cross one
+        // original's app with another's id, which ClickHouse does not hold.
+        var requests: [(kind: RecordKind, records: [DecodedRecord], duplicates: [Int])] = []
+        for _ in 0..<PropertyScale.cases(40) {
+            let kind: RecordKind = rng.below(2) == 0 ? .event : .log
+            let pool = originals[kind]!
+            var records: [DecodedRecord] = []
+            var duplicates: [Int] = []
+            for _ in 0..<(1 + rng.below(8)) {
+                let original = rng.pick(pool)
+                if rng.below(2) == 0 {
+                    duplicates.append(records.count)
+                    records.append(record(original.app, original.id, kind))
+                } else {
+                    records.append(record(original.app, rng.pick(pool.filter { $0.app != original.app }).id, kind))
+                }
+            }
+            requests.append((kind, records, duplicates))
+        }
+        // A crossed pair sent by two requests is rightly a duplicate for the later one (the
+        // collector's spool knows it): only pairs sent once are asserted new.
+        var sends: [String: Int] = [:]
+        for request in requests {
+            for r in request.records { sends["\(request.kind) \(r.keys.appId) \(r.eventId!)", default: 0] += 1 }
+        }
+        let outcomes = try await withThrowingTaskGroup(of: (Int, AppendOutcome).self) { group in
+            for (n, request) in requests.enumerated() {
+                group.addTask {
+                    (n, try await b.store.append(request.records, kind: request.kind, env: .prod, receivedAt: 2, incident: nil))
+                }
+            }
+            return try await group.reduce(into: [Int: AppendOutcome]()) { $0[$1.0] = $1.1 }
+        }
+        var retries = 0
+        for (n, request) in requests.enumerated() {
+            let outcome = try #require(outcomes[n])
+            let found = Set(outcome.duplicateIndices)
+            for (i, r) in request.records.enumerated() {
+                let isOriginal = originals[request.kind]!.contains { $0.app == r.keys.appId && $0.id == r.eventId }
+                if request.duplicates.contains(i) {
+                    #expect(found.contains(i), "request \(n): a retry of \(r.keys.appId) \(r.eventId!) was stored")
+                    retries += 1
+                } else if !isOriginal, sends["\(request.kind) \(r.keys.appId) \(r.eventId!)"] == 1 {
+                    #expect(!found.contains(i), "request \(n): \(r.keys.appId) \(r.eventId!) is new, answered duplicate")
+                }
+            }
+        }
+        #expect(retries > 0)
+        #expect(try b.metrics.expectCounter(MetricName.clickHouseRetryCheckSkipped.rawValue).totalValue == 0)
+        await b.close()
+        await a.close()
+    }
+
     /// Generated id sets: the chunks hold every id once, and none passes the byte bound
     /// unless a single id does.
     /// A lookup the collector gave up on must not go on in the server: the check's settings

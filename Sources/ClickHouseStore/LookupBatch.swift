@@ -4,11 +4,10 @@ import Synchronization
 /// it runs into the next one, so the number of statements in ClickHouse stays one per
 /// collector however many requests ingest takes at once.
 ///
-/// Why: in a 10-minute run with two collectors on two shards (BENCHMARKS.md, issue 26's
-/// sustained shipping), each request's retry check was its own lookup; once `event_ids` held
-/// millions of random ids a lookup took 0.5-2.5 s, ten ran at a time, and ClickHouse's CPU went
-/// to them instead of the inserts: the spools rose to 80k records. One merged lookup reads the
-/// granules once for every waiting request.
+/// Why: a lookup on an `event_ids` of millions of random ids takes ClickHouse long enough
+/// that one per request, ten at a time, took its CPU from the inserts under sustained ingest
+/// (BENCHMARKS.md, "retry lookups merged"). One merged lookup reads the granules once for
+/// every waiting request.
 ///
 /// A caller waits for the lookup that carries its keys (the running one's answer is not
 /// reused: it was asked before the caller's records existed). Cancelling a caller (its

@@ -42,13 +42,19 @@ import Testing
         }
     }
 
-    @Test func aRetryThroughAnotherCollectorIsAnsweredDuplicateAndStoredOnce() async throws {
-        // A deadline no loaded test machine reaches: this test is about which records are
-        // retries; a check that gives up is counted and asserted below.
+    /// Two collectors (ids 1 and 2) on one private server, neither forwarding on its own, with
+    /// a retry-check deadline no loaded test machine reaches: these tests are about which
+    /// records are retries; a check that gives up is counted and asserted.
+    static func twoCollectors(database: String) async throws -> (ClickHouseStoreFixture, ClickHouseStoreFixture) {
         var tuning = ClickHouseRecordStore.Tuning()
         tuning.retryCheckDeadline = .seconds(60)
-        let a = try await ClickHouseStoreFixture(database: "retries", tuning: tuning, forwarding: false, collector: 1)
-        let b = try await ClickHouseStoreFixture(database: "retries", tuning: tuning, forwarding: false, server: a.server, collector: 2)
+        let a = try await ClickHouseStoreFixture(database: database, tuning: tuning, forwarding: false, collector: 1)
+        let b = try await ClickHouseStoreFixture(database: database, tuning: tuning, forwarding: false, server: a.server, collector: 2)
+        return (a, b)
+    }
+
+    @Test func aRetryThroughAnotherCollectorIsAnsweredDuplicateAndStoredOnce() async throws {
+        let (a, b) = try await Self.twoCollectors(database: "retries")
         var rng = SeededRandom(seed: PropertyScale.seed(0x7265_7472))
         let apps = ["com.a", "com.b", "Com.A", "com.\u{E9}", "com.e\u{301}", "com.a\0b"]
         var history: [(RecordKind, [DecodedRecord])] = []
@@ -115,10 +121,7 @@ import Testing
     /// concurrent requests through the other, each mixing retries with new records that
     /// cross an original's app with another original's id (found by a merged lookup, yet new).
     @Test func concurrentRequestsShareALookupAndGetOnlyTheirOwnAnswers() async throws {
-        var tuning = ClickHouseRecordStore.Tuning()
-        tuning.retryCheckDeadline = .seconds(60)
-        let a = try await ClickHouseStoreFixture(database: "merged", tuning: tuning, forwarding: false, collector: 1)
-        let b = try await ClickHouseStoreFixture(database: "merged", tuning: tuning, forwarding: false, server: a.server, collector: 2)
+        let (a, b) = try await Self.twoCollectors(database: "merged")
         var rng = SeededRandom(seed: PropertyScale.seed(0x6d65_7267))
         let apps = ["com.a", "com.b", "com.c"]
         func record(_ app: String, _ id: String, _ kind: RecordKind) -> DecodedRecord {
@@ -235,10 +238,7 @@ import Testing
     /// A retry whose ids need several statements (long ids in a large request) is recognised
     /// whole.
     @Test func aRetryWithMoreIdsThanOneStatementCarriesIsRecognisedWhole() async throws {
-        var tuning = ClickHouseRecordStore.Tuning()
-        tuning.retryCheckDeadline = .seconds(60)
-        let a = try await ClickHouseStoreFixture(database: "longids", tuning: tuning, forwarding: false, collector: 1)
-        let b = try await ClickHouseStoreFixture(database: "longids", tuning: tuning, forwarding: false, server: a.server, collector: 2)
+        let (a, b) = try await Self.twoCollectors(database: "longids")
         let pad = String(repeating: "p", count: 1_000)
         let records = (0..<400).map { i in
             var r = Records.event(app: "com.a", device: "d", time: Int64(i))

@@ -5,7 +5,7 @@
 #
 #   scripts/clickhouse/server.sh start --dir DIR [--shards N] [--http-port P] [--tcp-port P]
 #                                      [--interserver-port P] [--cluster NAME] [--timeout S]
-#                                      [--compression lz4|zstd]
+#                                      [--compression lz4|zstd] [--query-log]
 #   scripts/clickhouse/server.sh stop  --dir DIR [--shard K] [--timeout S]
 #   scripts/clickhouse/server.sh resume --dir DIR [--shard K] [--timeout S]
 #   scripts/clickhouse/server.sh urls  --dir DIR
@@ -21,6 +21,8 @@
 # over HTTP (bounded by --timeout, default 60 s; on failure it prints the server's log tail,
 # stops what it started and exits 1) and prints one HTTP URL per line, shard 0 first. `stop`
 # sends SIGTERM to each pid file's server and waits (SIGKILL after --timeout); the data stays.
+# --query-log records every query in system.query_log (log_queries=1), so a benchmark can
+# read ClickHouse's own duration and rows read for the statements a collector sent.
 # `resume` starts stopped shards again from their config and data (ports unchanged), e.g. to
 # end an outage test. --shard K limits stop/resume to shard K.
 # DIR/shard-k/ holds config.xml, users.xml, data/, tmp/, log/, stdout.log, url and the pid.
@@ -57,6 +59,7 @@ CLUSTER=mam_cluster
 TIMEOUT=60
 COMPRESSION=lz4
 SHARD=""
+QUERY_LOG=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --dir) DIR=$2; shift ;;
@@ -68,6 +71,7 @@ while [ $# -gt 0 ]; do
     --timeout) TIMEOUT=$2; shift ;;
     --compression) COMPRESSION=$2; shift ;;
     --shard) SHARD=$2; shift ;;
+    --query-log) QUERY_LOG=1 ;;
     *) usage ;;
   esac
   shift
@@ -138,6 +142,7 @@ $replicas        </$CLUSTER>
     <builtin_dictionaries_reload_interval>3600</builtin_dictionaries_reload_interval>
     <max_session_timeout>3600</max_session_timeout>
     <default_session_timeout>60</default_session_timeout>
+    <query_log><database>system</database><table>query_log</table><flush_interval_milliseconds>1000</flush_interval_milliseconds></query_log>
 </yandex>
 XML
   cat >"$d/users.xml" <<'XML'
@@ -149,6 +154,7 @@ XML
             <max_memory_usage>4000000000</max_memory_usage>
             <use_uncompressed_cache>0</use_uncompressed_cache>
             <load_balancing>in_order</load_balancing>
+            <log_queries>LOG_QUERIES</log_queries>
         </default>
     </profiles>
     <users>
@@ -173,6 +179,7 @@ XML
     </quotas>
 </yandex>
 XML
+  sed -i "s|LOG_QUERIES|$QUERY_LOG|" "$d/users.xml"
 }
 
 log_tail() {

@@ -73,24 +73,51 @@ struct DeviceSightings: Sendable {
 }
 
 /// The (app, device) pairs this process wrote to the index, by hour of their last sighting,
-/// so the writer skips pairs it already wrote this hour. Bounded: past `capacity` pairs it
-/// starts over (which costs only repeated upserts). Told only after a commit succeeded, so it
-/// never claims a write that was rolled back.
+/// so the writer skips pairs it already wrote this hour: a device that sends all day costs
+/// one upsert an hour, not one per commit.
+///
+/// Sized for a fleet, not for a sample: each upsert lands at a random page of the index, so a
+/// cache smaller than the fleet's pairs writes nearly every record's pair again (with room for
+/// 50,000 pairs, a fleet of 20,000 devices in 6 apps cost ingest 2.4x the CPU per record of a
+/// build without the index; BENCHMARKS.md, "the device index cache"). A pair is kept as a
+/// 64-bit hash of its two ids and an hour, about 20 bytes, so `capacity` (500,000 by default)
+/// costs about 10 MB when full and nothing while a fleet is smaller. When full it first drops
+/// the pairs not seen this hour (they would be written again anyway), and starts over only if
+/// that frees nothing. Two pairs that share a hash would let one go unwritten for an hour;
+/// at 500,000 pairs that chance is about 7e-9. Told only after a commit succeeded, so it never
+/// claims a write that was rolled back.
 final class DeviceIndexCache: Sendable {
     static let hour: Int64 = 3_600_000
     let capacity: Int
-    private let known = Mutex<[DeviceSightings.Pair: Int64]>([:])
+    private let known = Mutex<[Int: Int64]>([:])
 
-    init(capacity: Int = 50_000) { self.capacity = capacity }
+    init(capacity: Int = 500_000) { self.capacity = capacity }
 
-    func knows(_ pair: DeviceSightings.Pair, hour: Int64) -> Bool {
-        known.withLock { ($0[pair] ?? .min) >= hour }
+    /// The pair's key in the cache; `Hasher` is seeded once per process, which is all a
+    /// process-local cache needs.
+    static func key(_ pair: DeviceSightings.Pair) -> Int {
+        var hasher = Hasher()
+        hasher.combine(pair.app)
+        hasher.combine(pair.device)
+        return hasher.finalize()
     }
 
+    func knows(_ pair: DeviceSightings.Pair, hour: Int64) -> Bool {
+        let key = Self.key(pair)
+        return known.withLock { ($0[key] ?? .min) >= hour }
+    }
+
+    /// How many pairs the cache holds.
+    var count: Int { known.withLock { $0.count } }
+
     func remember(_ sightings: DeviceSightings) {
+        guard !sightings.isEmpty else { return }
+        let keyed = sightings.seen.map { pair, times in (Self.key(pair), times.last / Self.hour) }
+        let newest = keyed.map(\.1).max() ?? .min
         known.withLock { known in
-            if known.count + sightings.seen.count > capacity { known.removeAll(keepingCapacity: true) }
-            for (pair, times) in sightings.seen { known[pair] = max(known[pair] ?? .min, times.last / Self.hour) }
+            if known.count + keyed.count > capacity { known = known.filter { $0.value >= newest } }
+            if known.count + keyed.count > capacity { known.removeAll(keepingCapacity: true) }
+            for (key, hour) in keyed { known[key] = max(known[key] ?? .min, hour) }
         }
     }
 }

@@ -3,13 +3,13 @@ import StoreCore
 import TelemetryModel
 
 /// One environment's record commits: a plan of groups becomes batches, dedup ids, rollups,
-/// incidents and device index rows in one transaction, on stable storage before it returns.
+/// incidents and device sightings (see DeviceIndexBuffer) in one transaction, on stable storage before it returns.
 /// The group committer drives it, one plan per environment and commit cycle.
 struct BatchCommitter: Sendable {
     let pool: DatabasePool
     let configuration: StoreConfiguration
-    /// Device index rows this process wrote, so each (app, device) is written once an hour.
-    let deviceIndexCache = DeviceIndexCache()
+    /// The devices of recent commits, written to the device index every few seconds.
+    let deviceIndex: DeviceIndexBuffer
 
     /// One group of records from one request, as the group committer hands it over.
     struct Group: Sendable {
@@ -60,8 +60,8 @@ struct BatchCommitter: Sendable {
         beforeCommit: @escaping @Sendable () throws -> Void = {}
     ) async throws -> Committed {
         let configuration = self.configuration
-        let cache = deviceIndexCache
-        let (committed, indexed) = try await pool.write { db in
+        let deviceIndex = self.deviceIndex
+        return try await pool.write { db in
             var writer = try BatchWriter(configuration: configuration, db: db, betweenKinds: betweenKinds)
             let firstSeq = try Self.nextSeq(db)
             let visible = try writer.write(plan.visible, staged: nil, from: firstSeq)
@@ -78,16 +78,12 @@ struct BatchCommitter: Sendable {
                 try db.execute(sql: "INSERT INTO stage_decision(stage, decidedAt) VALUES (?, ?)", arguments: [decided, nowMs])
             }
             // Staged records are indexed when they are published (CrossEnvironmentCommit).
-            let indexed = visible.sightings.unknown(to: cache)
-            try indexed.apply(db)
+            try deviceIndex.add(visible.sightings, through: visible.nextSeq - 1, nowMs: nowMs, db: db)
             try beforeCommit()
-            let committed = Committed(
+            return Committed(
                 visible: visible.outcomes, staged: staged, lastId: visible.nextSeq - 1, kinds: visible.kinds,
                 rawBytes: writer.rawBytes, storedBytes: writer.storedBytes, batches: writer.batches)
-            return (committed, indexed)
         }
-        cache.remember(indexed)
-        return committed
     }
 
     /// The id the next visible record gets.

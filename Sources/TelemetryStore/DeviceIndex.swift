@@ -3,16 +3,22 @@ import GRDB
 import StoreCore
 import TelemetryModel
 
-/// One environment's device index (app, device, identity, hour), written by the commit and
-/// read by device lookups: an answer in a handful of B-tree searches, whatever the store's
+/// One environment's device index (app, device, identity, hour), written from the commits'
+/// sightings (DeviceIndexBuffer) and read by device lookups: an answer in a handful of B-tree searches, whatever the store's
 /// size. Retention and the spool prune it with their batches.
 struct DeviceIndex: Sendable {
     let pool: DatabasePool
+    /// The sightings of recent commits not written to the index yet.
+    let buffer: DeviceIndexBuffer
 
     /// Looks `lookup.text` up in the device index: a handful of B-tree searches whatever the
-    /// store's size (see ``DeviceLookupResult`` for what each part means).
+    /// store's size (see ``DeviceLookupResult`` for what each part means). Writes the
+    /// buffered sightings first, so every record acknowledged before the lookup counts; when
+    /// that write fails (a full disk) the lookup still answers, from the index as written,
+    /// and the next commit that is due or the next open writes the buffer.
     func find(_ lookup: DeviceLookup) async throws -> DeviceLookupResult {
-        try await pool.read { db in try Self.find(lookup, db: db) }
+        try? await buffer.flush(pool)
+        return try await pool.read { db in try Self.find(lookup, db: db) }
     }
 
     /// The index's table: one row per (app, device), ordered by the lower-cased device id
@@ -146,10 +152,13 @@ struct DeviceIndex: Sendable {
     /// the oldest stored batch was received, less two hours (a compacted segment carries its
     /// newest batch's receive time and spans at most an hour; the index is kept to the hour).
     static func prune(_ db: Database) throws {
-        if let oldest = try Int64.fetchOne(db, sql: "SELECT min(receivedAt) FROM batch") {
-            try db.execute(sql: "DELETE FROM device_index WHERE lastSeen < ?", arguments: [oldest - 2 * 3_600_000])
-        } else {
-            try db.execute(sql: "DELETE FROM device_index")
-        }
+        try db.execute(sql: "DELETE FROM device_index WHERE lastSeen < ?", arguments: [try pruneHorizon(db)])
+    }
+
+    /// The last-seen time below which a row has no stored record left (everything when no
+    /// batch is stored). Buffered sightings older than it are not written (DeviceIndexBuffer).
+    static func pruneHorizon(_ db: Database) throws -> Int64 {
+        guard let oldest = try Int64.fetchOne(db, sql: "SELECT min(receivedAt) FROM batch") else { return .max }
+        return oldest - 2 * 3_600_000
     }
 }

@@ -16,6 +16,7 @@ struct DeviceSightings: Sendable {
     private(set) var seen: [Pair: (first: Int64, last: Int64)] = [:]
 
     var isEmpty: Bool { seen.isEmpty }
+    var count: Int { seen.count }
 
     init() {}
 
@@ -50,15 +51,20 @@ struct DeviceSightings: Sendable {
     }
 
     /// The sightings `cache` does not already hold for the same hour: a device that sends all
-    /// day is written to the index once an hour, not once per commit.
+    /// day is buffered for the index once an hour, not once per commit.
     func unknown(to cache: DeviceIndexCache) -> DeviceSightings {
+        guard !seen.isEmpty else { return self }
+        let keyed = seen.map { pair, times in (pair, times, DeviceIndexCache.key(pair), times.last / DeviceIndexCache.hour) }
         var fresh = DeviceSightings()
-        fresh.seen = seen.filter { pair, times in !cache.knows(pair, hour: times.last / DeviceIndexCache.hour) }
+        cache.withKnown { known in
+            for (pair, times, key, hour) in keyed where (known[key] ?? .min) < hour { fresh.seen[pair] = times }
+        }
         return fresh
     }
 
-    /// Upserts the pairs into `device_index` (inside the caller's transaction).
-    func apply(_ db: Database) throws {
+    /// Upserts the pairs last seen at or after `since` into `device_index` (inside the
+    /// caller's transaction).
+    func apply(_ db: Database, since: Int64 = .min) throws {
         guard !seen.isEmpty else { return }
         let upsert = try db.cachedStatement(
             sql: """
@@ -66,15 +72,15 @@ struct DeviceSightings: Sendable {
                 ON CONFLICT(deviceLower, device, app) DO UPDATE SET
                   firstSeen = min(firstSeen, excluded.firstSeen), lastSeen = max(lastSeen, excluded.lastSeen)
                 """)
-        for (pair, times) in seen {
+        for (pair, times) in seen where times.last >= since {
             try upsert.execute(arguments: [pair.device, pair.app, pair.device.lowercased(), times.first, times.last])
         }
     }
 }
 
-/// The (app, device) pairs this process wrote to the index, by hour of their last sighting,
-/// so the writer skips pairs it already wrote this hour: a device that sends all day costs
-/// one upsert an hour, not one per commit.
+/// The (app, device) pairs this process put in the index or its buffer (DeviceIndexBuffer),
+/// by hour of their last sighting, so requests and the writer skip pairs already there this
+/// hour: a device that sends all day costs one upsert an hour, not one per commit.
 ///
 /// Sized for a fleet, not for a sample: each upsert lands at a random page of the index, so a
 /// cache smaller than the fleet's pairs writes nearly every record's pair again (with room for
@@ -85,7 +91,9 @@ struct DeviceSightings: Sendable {
 /// the pairs not seen this hour (they would be written again anyway), and starts over only if
 /// that frees nothing. Two pairs that share a hash would let one go unwritten for an hour;
 /// at 500,000 pairs that chance is about 7e-9. Told only after a commit succeeded, so it never
-/// claims a write that was rolled back.
+/// claims a pair that was rolled back; a buffered pair counts as written, since a crash that
+/// loses the buffer also loses the cache, and the next open reads the buffer back from the
+/// batches.
 final class DeviceIndexCache: Sendable {
     static let hour: Int64 = 3_600_000
     let capacity: Int
@@ -105,6 +113,11 @@ final class DeviceIndexCache: Sendable {
     func knows(_ pair: DeviceSightings.Pair, hour: Int64) -> Bool {
         let key = Self.key(pair)
         return known.withLock { ($0[key] ?? .min) >= hour }
+    }
+
+    /// Reads the hours by key under one lock (a whole group's pairs at once).
+    func withKnown(_ body: ([Int: Int64]) -> Void) {
+        known.withLock { body($0) }
     }
 
     /// How many pairs the cache holds.

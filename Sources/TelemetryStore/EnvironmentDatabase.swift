@@ -67,16 +67,19 @@ final class EnvironmentDatabase: Sendable {
         pool = try DatabasePool(path: path, configuration: config)
         // Only the writer's cache grows (prepareDatabase would size every reader's too).
         try pool.writeWithoutTransaction { db in try db.execute(sql: Self.writerCachePragma(bytes: configuration.writerCacheBytes)) }
-        committer = BatchCommitter(pool: pool, configuration: configuration)
-        space = DatabaseSpace(env: env, directory: directory, pool: pool)
+        let space = DatabaseSpace(env: env, directory: directory, pool: pool)
+        self.space = space
         spool = EnvironmentSpool(env: env, pool: pool, space: space)
         retention = EnvironmentRetention(pool: pool, space: space)
         rollups = EnvironmentRollups(pool: pool, reads: reads)
-        deviceIndex = DeviceIndex(pool: pool)
         compaction = SegmentCompaction(pool: pool)
         reader = SQLiteRecordReader(env: env, pool: pool, resumeBlocks: resumeBlocks, reads: reads)
         try space.enableIncrementalVacuum(notice: maintenance)
         try StoreSchema.migrator.migrate(pool)
+        let indexed = try pool.write { db in try DeviceIndexBuffer.catchUp(db) }
+        let sightings = DeviceIndexBuffer(through: indexed)
+        committer = BatchCommitter(pool: pool, configuration: configuration, deviceIndex: sightings)
+        deviceIndex = DeviceIndex(pool: pool, buffer: sightings)
     }
 
     /// The statement that makes commits checkpoint the WAL once it holds `bytes` (in pages

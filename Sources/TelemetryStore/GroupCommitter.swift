@@ -89,7 +89,11 @@ public final class GroupCommitter: Service, CommitQueue, Sendable {
         // Encoding and compressing happen here, in the request's task and concurrently with
         // other requests, so the single writer only inserts and fsyncs.
         var groups: [TelemetryEnvironment: [BatchCommitter.Group]] = [:]
-        for env in environments { groups[env] = try request.groups(for: env).map { try $0.prepared(configuration) } }
+        for env in environments {
+            groups[env] = try request.groups(for: env).map {
+                try $0.prepared(configuration, knownDevices: databases[env].committer.deviceIndex.cache)
+            }
+        }
         return try await withCheckedThrowingContinuation { continuation in
             let queued = state.withLock { s -> Int? in
                 guard !s.closed else { return nil }

@@ -84,11 +84,12 @@ extension BatchCommitter.Group {
     /// of its own (`StoreConfiguration.minPreparedRecords`); smaller groups are left to the
     /// committer, which packs consecutive ones of a kind into shared batches so that many
     /// small requests still make batches that compress well.
-    /// Every group gets its device sightings here, in the request's task, so the writer only
-    /// merges them.
-    func prepared(_ configuration: StoreConfiguration) throws -> Self {
+    /// Every group gets its device sightings here, in the request's task, less the pairs
+    /// `knownDevices` already holds this hour, so the writer only merges what is new.
+    func prepared(_ configuration: StoreConfiguration, knownDevices: DeviceIndexCache? = nil) throws -> Self {
         var copy = self
-        copy.sightings = DeviceSightings(records, receivedAt: receivedAt)
+        let sightings = DeviceSightings(records, receivedAt: receivedAt)
+        copy.sightings = knownDevices.map { sightings.unknown(to: $0) } ?? sightings
         guard records.count >= configuration.minPreparedRecords else { return copy }
         let batches = try PreparedBatch.cuts(records, configuration: configuration).map {
             try PreparedBatch.encode(records[$0], zlibLevel: configuration.zlibLevel)

@@ -233,6 +233,12 @@ enum StoreSchema {
                     ALTER TABLE device_index_v10 RENAME TO device_index;
                     """)
         }
+        m.registerMigration("v11-device-index-watermark") { db in
+            // Commits buffer device sightings and write them every few seconds
+            // (DeviceIndexBuffer); the watermark says which seqs the index accounts for.
+            // Every record stored so far was indexed by its own commit.
+            try DeviceIndexBuffer.setWatermark(try BatchCommitter.nextSeq(db) - 1, db: db)
+        }
         return m
     }
 }

@@ -7,7 +7,7 @@ import Testing
 
 @testable import TelemetryStore
 
-/// The device index behind forgiving lookups: kept in the commit that stores the records,
+/// The device index behind forgiving lookups: kept from the commits that store the records,
 /// equal to what the records give (the migration's rebuild is the reference), and answering
 /// lookups as a brute-force search over the stored devices would. And the user's story
 /// filter: the identity's records plus the identity-less records of its devices.
@@ -19,8 +19,10 @@ import Testing
         return random.below(2) == 0 ? id.uppercased() : id
     }
 
+    /// The index's rows once the buffered sightings are written (as a lookup writes them).
     static func indexRows(_ store: SQLiteRecordStore, _ env: TelemetryEnvironment) async throws -> [String] {
-        try await store.databases[env].pool.read { db in
+        try await store.databases[env].deviceIndex.buffer.flush(store.databases[env].pool)
+        return try await store.databases[env].pool.read { db in
             try Row.fetchAll(db, sql: "SELECT device, app, deviceLower FROM device_index ORDER BY device, app").map {
                 "\($0["device"] as String)|\($0["app"] as String)|\($0["deviceLower"] as String)"
             }

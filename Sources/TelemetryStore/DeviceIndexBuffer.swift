@@ -7,10 +7,10 @@ import TelemetryModel
 /// few seconds in the transaction of one commit instead of a few in every commit.
 ///
 /// Why: a pair seen for the first time this hour is an upsert at a random page of the index,
-/// and every commit writes each page it touched to the WAL again. Inside every commit, a
-/// fleet's new pairs cost ingest about a third of its CPU per record (BENCHMARKS.md, "the
-/// device index out of the commit"); written together, a page takes the pairs of seconds
-/// of commits at once.
+/// and every commit writes each page it touched to the WAL again; written together, a page
+/// takes the pairs of seconds of commits at once. On data where nearly every device is new
+/// that is about 12% less CPU per record of ingest (BENCHMARKS.md, "Embedded ingest: device
+/// sightings out of the commit").
 ///
 /// What holds it together: every record with a seq up to `meta.deviceIndexThrough` is in the
 /// index; the later ones are here (or in the batches, after a crash: `catchUp` reads them

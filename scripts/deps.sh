@@ -8,7 +8,8 @@ if [[ "${1:-}" == "test" ]]; then
   # chromium: the browser the console tests drive (Playwright launches it by path).
   # dpkg-dev and groff-base: the package test builds the .deb and renders its man pages.
   # The shell scripts' lint step (scripts/shellcheck.sh) runs shellcheck.
-  need+=(unzip prometheus python3-venv chromium dpkg-dev groff-base shellcheck)
+  # valgrind: the hot paths' instruction counts (scripts/callgrind.sh).
+  need+=(unzip prometheus python3-venv chromium dpkg-dev groff-base shellcheck valgrind)
 fi
 if [[ "${1:-}" == "test" || "${1:-}" == "soak" ]]; then
   # jq: the soak (scripts/soak.sh) reads the store's size and record count from

@@ -18,7 +18,11 @@
 #      and every shell script with shellcheck (scripts/shellcheck.sh);
 #  10. a five-minute soak of the debug daemon (scripts/soak.sh --short): steady ingest with
 #      queries, a follow stream, bundles, retention by size and age and compaction; fails on
-#      any error, on the store passing its cap by more than 10%, or on RSS stepping up.
+#      any error, on the store passing its cap by more than 10%, or on RSS stepping up;
+#  11. instructions per hot-path operation under valgrind's callgrind (scripts/callgrind.sh,
+#      release build of Benchmarks/hotpath-count): fails when a path (decode, commit, scan,
+#      render, rollup, ...) costs more than 5% over Benchmarks/callgrind-baseline.tsv.
+#      Counts, not timings: they repeat to 0.2% on this shared machine.
 # Under CI=true the build treats warnings in our targets as errors (see Package.swift).
 # Every step runs; the script fails if any step failed.
 set -uo pipefail
@@ -68,6 +72,9 @@ step "clickhouse modern" ./scripts/clickhouse/modern.sh
 step "bench smoke" env BENCH_BIN=.build/debug ./scripts/bench.sh --smoke
 step "deb package" ./scripts/deb-test.sh
 step "soak (5 min)" ./scripts/soak.sh --short
+# The hot paths' instruction counts against the checked-in baseline: the ingest CPU per
+# record grew by 70% over a week of features while this ran only by hand.
+step "callgrind" ./scripts/callgrind.sh
 # The Swift suite last, so its summary closes the log, in two runs. The targets whose tests
 # stay in the test process (routers and stores over temporary directories) two tests at a
 # time; then, one test at a time, the targets (and the bundle memory suite) that start the

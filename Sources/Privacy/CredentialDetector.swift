@@ -136,7 +136,7 @@ enum CredentialDetector {
     /// trigger in `TextScreen`.
     static func isCredentialKey(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
         for suffix in credentialKeySuffixes where key.count >= suffix.count {
-            if UnsafeBufferPointer(rebasing: key[(key.count - suffix.count)...]).elementsEqual(suffix) { return true }
+            if TextBytes.same(UnsafeBufferPointer(rebasing: key[(key.count - suffix.count)...]), suffix) { return true }
         }
         return false
     }

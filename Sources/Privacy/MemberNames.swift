@@ -80,7 +80,7 @@ enum MemberNames {
             }
             let key = UnsafeBufferPointer(rebasing: buffer[..<normalized])
             guard let candidates = table[hash(key)] else { return .none }
-            for candidate in candidates where candidate.name.elementsEqual(key) { return candidate.rule }
+            for candidate in candidates where TextBytes.same(key, candidate.name) { return candidate.rule }
             return .none
         }
     }

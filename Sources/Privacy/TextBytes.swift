@@ -1,7 +1,16 @@
+import Foundation
+
 /// Character classes the text detectors share, over decoded UTF-8 bytes. Non-ASCII text is
 /// judged by Unicode scalar (a letter of any script counts as a letter), so a detector's span
 /// never ends inside a multi-byte character.
 enum TextBytes {
+    /// Whether two byte runs are the same, by `memcmp`. `elementsEqual` between a buffer and
+    /// an array walks both through generic iterators a byte at a time; the redactor compares
+    /// every member name of every shown record against its tables this way.
+    static func same(_ a: UnsafeBufferPointer<UInt8>, _ b: [UInt8]) -> Bool {
+        b.withUnsafeBufferPointer { b in a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) }
+    }
+
     static func isAlnum(_ c: UInt8) -> Bool {
         (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A)
     }

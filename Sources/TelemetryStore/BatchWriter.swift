@@ -10,7 +10,7 @@ import TelemetryModel
 struct BatchWriter {
     let configuration: StoreConfiguration
     let db: Database
-    let dedup: Statement
+    let dedup: BoundStatement
     let retryKey: RetryKey
     /// Asks the ids written before they were keys, while any are left (``LegacyRetryIds``).
     let legacyLookup: Statement?
@@ -26,7 +26,7 @@ struct BatchWriter {
         self.configuration = configuration
         self.db = db
         self.betweenKinds = betweenKinds
-        dedup = try db.makeStatement(sql: "INSERT OR IGNORE INTO event_id(key, kind, seq) VALUES (?, ?, ?)")
+        dedup = try BoundStatement(db, sql: "INSERT OR IGNORE INTO event_id(key, kind, seq) VALUES (?, ?, ?)")
         retryKey = try RetryKey.load(db)
         legacyLookup = try LegacyRetryIds.exist(db) ? LegacyRetryIds.lookup(db) : nil
     }
@@ -150,8 +150,16 @@ struct BatchWriter {
                         try LegacyRetryIds.contains(
                             $0, kind: kind.storedCode, appId: record.keys.appId, eventId: eventId, incident: record.keys.incident)
                     }
-                    if legacy != true { try dedup.execute(arguments: [key, kind.storedCode, seq]) }
-                    if legacy == true || db.changesCount == 0 {
+                    var stored = false
+                    if legacy != true {
+                        stored =
+                            try dedup.run {
+                                $0.add(key)
+                                $0.add(kind.storedCode)
+                                $0.add(seq)
+                            } > 0
+                    }
+                    if !stored {
                         outcomes[g].duplicates += 1
                         outcomes[g].duplicateIndices.append(index)
                         continue

@@ -76,17 +76,22 @@ struct BloomTerm: Hashable {
     static func incident(_ v: String) -> BloomTerm { BloomTerm(field: 7, value: v) }
 
     /// Two independent 64-bit FNV-1a hashes (different offsets) for double hashing;
-    /// stable across processes, unlike Swift's seeded `Hasher`.
+    /// stable across processes, unlike Swift's seeded `Hasher`. The bytes are read from the
+    /// string's contiguous UTF-8 buffer: iterating `utf8` cost three times the instructions
+    /// per byte, on every term of every stored record.
     var hashes: (UInt64, UInt64) {
         var a: UInt64 = 0xcbf2_9ce4_8422_2325
         var b: UInt64 = 0x8422_2325_cbf2_9ce4
         let prime: UInt64 = 0x100_0000_01b3
         a = (a ^ UInt64(field)) &* prime
         b = (b ^ UInt64(field)) &* prime
-        for c in value.utf8 {
-            a = (a ^ UInt64(c)) &* prime
-            b = (b ^ UInt64(c)) &* prime
-            b = b ^ (b >> 29)
+        var value = value
+        value.withUTF8 { bytes in
+            for c in bytes {
+                a = (a ^ UInt64(c)) &* prime
+                b = (b ^ UInt64(c)) &* prime
+                b = b ^ (b >> 29)
+            }
         }
         return (a, b | 1)
     }

@@ -27,16 +27,20 @@ struct DeviceSightings: Sendable {
         }
     }
 
+    /// One hash of the pair's strings (updated in place), not a lookup and a store.
     mutating func add(_ pair: Pair, receivedAt: Int64) {
-        let s = seen[pair]
-        seen[pair] = (min(s?.first ?? receivedAt, receivedAt), max(s?.last ?? receivedAt, receivedAt))
+        Self.widen(&seen[pair, default: (receivedAt, receivedAt)], first: receivedAt, last: receivedAt)
     }
 
     mutating func merge(_ other: DeviceSightings) {
         for (pair, times) in other.seen {
-            add(pair, receivedAt: times.first)
-            add(pair, receivedAt: times.last)
+            Self.widen(&seen[pair, default: times], first: times.first, last: times.last)
         }
+    }
+
+    private static func widen(_ times: inout (first: Int64, last: Int64), first: Int64, last: Int64) {
+        times.first = min(times.first, first)
+        times.last = max(times.last, last)
     }
 
     /// Adds the devices of every stored batch `sql` selects (columns `receivedAt`, `keys`).
@@ -66,14 +70,21 @@ struct DeviceSightings: Sendable {
     /// caller's transaction).
     func apply(_ db: Database, since: Int64 = .min) throws {
         guard !seen.isEmpty else { return }
-        let upsert = try db.cachedStatement(
+        let upsert = try BoundStatement(
+            db,
             sql: """
                 INSERT INTO device_index(device, app, deviceLower, firstSeen, lastSeen) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT(deviceLower, device, app) DO UPDATE SET
                   firstSeen = min(firstSeen, excluded.firstSeen), lastSeen = max(lastSeen, excluded.lastSeen)
                 """)
         for (pair, times) in seen where times.last >= since {
-            try upsert.execute(arguments: [pair.device, pair.app, pair.device.lowercased(), times.first, times.last])
+            try upsert.run {
+                $0.add(pair.device)
+                $0.add(pair.app)
+                $0.add(pair.device.lowercased())
+                $0.add(times.first)
+                $0.add(times.last)
+            }
         }
     }
 }

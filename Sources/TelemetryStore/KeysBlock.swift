@@ -17,13 +17,9 @@ enum KeysBlock {
         var refs: [Int] = []
         refs.reserveCapacity(keys.count * 7)
         func ref(_ s: String) {
-            if let i = table[ExactText(s)] {
-                refs.append(i)
-            } else {
-                table[ExactText(s)] = strings.count
-                refs.append(strings.count)
-                strings.append(s)
-            }
+            let i = table.indexInserting(ExactText(s), next: strings.count)
+            if i == strings.count { strings.append(s) }
+            refs.append(i)
         }
         for k in keys {
             ref(k.appId)

@@ -90,12 +90,12 @@ extension Segment {
         private var codes = ByteWriter()
 
         mutating func add(_ value: String) {
-            if let known = seen[ExactText(value)] {
-                codes.varint(UInt64(known + 1))
-            } else {
-                seen[ExactText(value)] = values.count
+            let i = seen.indexInserting(ExactText(value), next: values.count)
+            if i == values.count {
                 values.append(value)
                 codes.bytes.append(0)
+            } else {
+                codes.varint(UInt64(i + 1))
             }
         }
 

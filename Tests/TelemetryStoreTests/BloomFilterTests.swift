@@ -1,4 +1,5 @@
 import TelemetryModel
+import TestSupport
 import Testing
 
 @testable import TelemetryStore
@@ -58,6 +59,38 @@ import Testing
         filter.insert(.app("com.contoso.app"))
         #expect(filter.bits.count == 8)
         #expect(filter.bits.reduce(0) { $0 + $1.nonzeroBitCount } <= BloomFilter.hashes)
+    }
+
+    /// FNV-1a of field 1 and "com.contoso.app" (computed outside Swift).
+    static let pinnedAppHash: UInt64 = 0x589a_e440_cfdd_62b1
+
+    /// The hashes are part of the stored format: filters written by earlier builds are read
+    /// with today's. Checked against the format's definition (both FNV-1a variants over the
+    /// field byte and the value's UTF-8 bytes) on generated values of every shape.
+    @Test func hashesFollowTheStoredDefinition() {
+        func reference(_ field: UInt8, _ bytes: [UInt8]) -> (UInt64, UInt64) {
+            let prime: UInt64 = 0x100_0000_01b3
+            var a = (0xcbf2_9ce4_8422_2325 ^ UInt64(field)) &* prime
+            var b = (0x8422_2325_cbf2_9ce4 ^ UInt64(field)) &* prime
+            for c in bytes {
+                a = (a ^ UInt64(c)) &* prime
+                b = (b ^ UInt64(c)) &* prime
+                b ^= b >> 29
+            }
+            return (a, b | 1)
+        }
+        var random = SeededRandom(seed: 0xF17)
+        let pieces = ["", "a", "é", "e\u{301}", "\u{0}", "😀", "com.contoso.", "4F2B-91"]
+        for _ in 0..<5_000 {
+            let value = (0..<random.below(6)).map { _ in random.pick(pieces) }.joined()
+            let term = BloomTerm(field: UInt8(1 + random.below(7)), value: value)
+            let (a, b) = term.hashes
+            let (ra, rb) = reference(term.field, Array(value.utf8))
+            #expect(a == ra && b == rb, "\(Array(value.utf8))")
+        }
+        // One value pinned, so a change to the definition itself is caught too.
+        #expect(BloomTerm.app("com.contoso.app").hashes == reference(1, Array("com.contoso.app".utf8)))
+        #expect(reference(1, Array("com.contoso.app".utf8)).0 == Self.pinnedAppHash)
     }
 
     @Test func anEmptyOrMissingFilterNeverExcludesABatch() {

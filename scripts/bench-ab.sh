@@ -42,7 +42,7 @@ minor_faults() { awk '{print $10}' "/proc/$1/stat"; }
 # Bytes the process read and wrote through system calls (files and sockets: `rchar` + `wchar`
 # of /proc/PID/io). Under ingest most of it is SQLite's pages: the WAL written, read back by
 # the checkpoint and written again into the database (BENCHMARKS.md, "What a commit writes").
-io_chars() { awk '/^(rchar|wchar):/{s += $2} END{print s}' "/proc/$1/io"; }
+io_chars() { awk '/^(rchar|wchar):/{s += $2} END{printf "%.0f\n", s}' "/proc/$1/io"; }
 
 start() { # BIN DIR [env...]: starts a daemon on DIR, sets DPID and URL
   local bin=$1 dir=$2

@@ -47,3 +47,19 @@ extension Inflate {
         }
     }
 }
+
+extension Inflate {
+    /// Inflates a block whose inflated size a row records beside it, where rows that older
+    /// versions wrote may have counted differently: in one zlib call straight into an array of
+    /// that size when the stream is exactly that long (every row this version writes), and
+    /// through the streaming path otherwise, whose checks and errors then apply. A mismatch
+    /// costs a second inflation, never a refusal of a readable row.
+    public static func decompress(_ input: UnsafeRawBufferPointer, format: ZlibFormat, expectedSize: Int) throws -> [UInt8] {
+        if (0...Limits.trusted.maxOutputBytes).contains(expectedSize),
+            let output = try? decompress(input, format: format, exactSize: expectedSize)
+        {
+            return output
+        }
+        return try decompress(input.bindMemory(to: UInt8.self), format: format)
+    }
+}

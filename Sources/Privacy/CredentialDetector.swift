@@ -135,6 +135,8 @@ enum CredentialDetector {
     /// `access_token`, `accessToken`, `client_secret`, `x-api-key` do. Each word has its
     /// trigger in `TextScreen`.
     static func isCredentialKey(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        // Most keys end in a byte no suffix ends in, and are settled by one table look-up.
+        guard let last = key.last, credentialKeyLastBytes[Int(last)] else { return false }
         for suffix in credentialKeySuffixes where key.count >= suffix.count {
             if TextBytes.same(UnsafeBufferPointer(rebasing: key[(key.count - suffix.count)...]), suffix) { return true }
         }
@@ -146,6 +148,9 @@ enum CredentialDetector {
     ].map {
         Array($0.utf8)
     }
+
+    /// By byte value: whether some suffix above ends in it.
+    static let credentialKeyLastBytes: [Bool] = (0...255).map { byte in credentialKeySuffixes.contains { $0.last == UInt8(byte) } }
 
     /// Space, TAB, `+` and `%20` between a scheme and its token.
     static func skipSeparators(_ t: UnsafeBufferPointer<UInt8>, from i: Int) -> Int {

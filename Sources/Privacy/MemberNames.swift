@@ -45,18 +45,13 @@ enum MemberNames {
             "sessionid", "eventid", "incident", "env", "receivedat", "thread", "tenantid",
         ] + (AppFlags.Key.telemetryDisabled + AppFlags.Key.usePPE + AppFlags.Key.verboseLogging).map { $0.lowercased() }
 
-    /// The normalized names above, by a hash of their bytes (verified on a hit): looking a
-    /// name up allocates nothing, as it runs for every member of every record shown.
-    static let table: [UInt64: [(name: [UInt8], rule: MemberRule)]] = {
-        var t: [UInt64: [(name: [UInt8], rule: MemberRule)]] = [:]
-        for (names, rule) in [(identity, MemberRule.identity), (objectID, .objectID), (verboseVisible, .verboseVisible)] {
-            for name in names {
-                let bytes = Array(name.utf8)
-                t[hash(bytes), default: []].append((bytes, rule))
-            }
-        }
-        return t
-    }()
+    /// The normalized names above in an open-addressing table keyed by a hash of their bytes
+    /// (verified on a hit): a lookup runs for every member of every record shown, so it
+    /// allocates nothing and hashes the name once, in the same pass that normalizes it.
+    static let table = NameTable(
+        [(identity, MemberRule.identity), (objectID, .objectID), (verboseVisible, .verboseVisible)].flatMap { names, rule in
+            names.map { (Array($0.utf8), rule) }
+        })
 
     /// The rule a member named `name` (decoded UTF-8) gets.
     static func rule(utf8 name: UnsafeBufferPointer<UInt8>) -> MemberRule {
@@ -65,30 +60,17 @@ enum MemberNames {
             return name.map(TextBytes.lower).withUnsafeBufferPointer(CredentialDetector.isCredentialKey) ? .credential : .none
         }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer -> MemberRule in
-            var lowered = 0
-            var normalized = 0
+            for k in 0..<name.count { buffer[k] = TextBytes.lower(name[k]) }
             // The credential suffixes keep their punctuation (`api_key`); the tables do not.
-            for c in name {
-                let l = TextBytes.lower(c)
-                buffer[lowered] = l
-                lowered += 1
-            }
-            if CredentialDetector.isCredentialKey(UnsafeBufferPointer(rebasing: buffer[..<lowered])) { return .credential }
-            for k in 0..<lowered where buffer[k] != UInt8(ascii: "_") && buffer[k] != UInt8(ascii: "-") {
+            if CredentialDetector.isCredentialKey(UnsafeBufferPointer(rebasing: buffer[..<name.count])) { return .credential }
+            var normalized = 0
+            var hash = NameTable.Hash()
+            for k in 0..<name.count where buffer[k] != UInt8(ascii: "_") && buffer[k] != UInt8(ascii: "-") {
                 buffer[normalized] = buffer[k]
+                hash.add(buffer[k])
                 normalized += 1
             }
-            let key = UnsafeBufferPointer(rebasing: buffer[..<normalized])
-            guard let candidates = table[hash(key)] else { return .none }
-            for candidate in candidates where TextBytes.same(key, candidate.name) { return candidate.rule }
-            return .none
+            return table.rule(of: UnsafeBufferPointer(rebasing: buffer[..<normalized]), hash: hash.value)
         }
-    }
-
-    /// FNV-1a over the bytes.
-    static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
-        return h
     }
 }

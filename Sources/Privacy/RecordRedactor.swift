@@ -229,9 +229,10 @@ public struct RecordRedactor: Sendable {
     }
 
     /// 8-4-4-4-12 hex digits.
-    static func isGUID(_ b: some Collection<UInt8>) -> Bool {
+    static func isGUID(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
         guard b.count == 36 else { return false }
-        for (offset, c) in b.enumerated() {
+        for offset in 0..<36 {
+            let c = b[offset]
             if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
                 guard c == UInt8(ascii: "-") else { return false }
             } else {
@@ -240,5 +241,10 @@ public struct RecordRedactor: Sendable {
             }
         }
         return true
+    }
+
+    static func isGUID(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8(isGUID)
     }
 }

@@ -230,7 +230,7 @@ struct RedactionWalk: JSONTokenVisitor {
         case .identity where hides:
             redactor.counts.upn += 1
             return Array(redactor.pseudonym(text, kind: "user").utf8)
-        case .objectID where hides && RecordRedactor.isGUID(text.utf8):
+        case .objectID where hides && RecordRedactor.isGUID(text):
             redactor.counts.objectId += 1
             return Array(redactor.pseudonym(text, kind: "oid").utf8)
         default: break

@@ -62,13 +62,11 @@ public enum CanonicalJSON {
             if c == 0x22 {
                 digits = 0
                 i += 1
-                while i < n, b[i] != 0x22 {
-                    if b[i] == 0x5C {
-                        if i + 2 < n, b[i + 1] == UInt8(ascii: "u"), b[i + 2] | 0x20 == UInt8(ascii: "d") { return true }
-                        i += 2
-                    } else {
-                        i += 1
-                    }
+                while true {
+                    i = ByteWords.quoteOrBackslash(b, from: i)
+                    guard i < n, b[i] == 0x5C else { break }
+                    if i + 2 < n, b[i + 1] == UInt8(ascii: "u"), b[i + 2] | 0x20 == UInt8(ascii: "d") { return true }
+                    i += 2
                 }
                 i += 1
                 continue

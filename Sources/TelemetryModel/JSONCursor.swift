@@ -328,8 +328,10 @@ extension JSONRecordScanner {
             let start = i
             var escaped = false
             var rewrite = false
-            var ascii = true
+            var nonASCII = false
             while true {
+                // Plain text runs are passed over eight bytes at a time.
+                i = ByteWords.stringSpecial(b, from: i, nonASCII: &nonASCII)
                 guard i < b.count else { throw ShapeError.syntax("unterminated string") }
                 let c = b[i]
                 if c == 0x22 { break }
@@ -354,7 +356,7 @@ extension JSONRecordScanner {
                     continue
                 }
                 if c < 0x20 { throw ShapeError.syntax("control character inside a string") }
-                if c >= 0x80 { ascii = false }
+                if c >= 0x80 { nonASCII = true }
                 i += 1
             }
             let end = i
@@ -362,7 +364,7 @@ extension JSONRecordScanner {
             if end - start > limits.maxStringBytes { throw ShapeError.stringTooLong(limits.maxStringBytes) }
             let raw = UnsafeBufferPointer(rebasing: b[start..<end])
             // ASCII is valid UTF-8 as it stands; only text with other bytes needs checking.
-            if !ascii, !JSONStringToken.isValidUTF8(raw) { throw ShapeError.syntax("invalid UTF-8") }
+            if nonASCII, !JSONStringToken.isValidUTF8(raw) { throw ShapeError.syntax("invalid UTF-8") }
             if rewrite, edits != nil {
                 let text = JSONStringToken.decode(raw)
                 var canonical: [UInt8] = []

@@ -78,7 +78,8 @@ struct SQLiteRecordReader: Sendable {
         var accepted = 0
         var lastAccepted: Int64?
         let rows = try BatchRows(
-            columns: "id, firstSeq, count, receivedAt, storedBytes, levelMask, bloom, keys, payload", kind: q.kind == .event ? 0 : 1,
+            columns: "id, firstSeq, count, receivedAt, rawBytes, storedBytes, levelMask, bloom, keys, payload",
+            kind: q.kind == .event ? 0 : 1,
             since: q.since, until: q.until, after: q.after, through: q.throughID, order: q.order, db: db)
         defer { reads.add(rows.finish()) }
         let deadline = q.readBudget.map { ContinuousClock.now + $0 }
@@ -123,7 +124,7 @@ struct SQLiteRecordReader: Sendable {
                 guard q.matches(keys[i]) else { continue }
                 if needsBytes {
                     if lines == nil {
-                        lines = try row.withUnsafeData(named: "payload") { try block.lines($0 ?? Data()) }
+                        lines = try row.withUnsafeData(named: "payload") { try block.lines($0 ?? Data(), rawBytes: row["rawBytes"]) }
                     }
                     func show(_ raw: UnsafeBufferPointer<UInt8>) throws -> Bool {
                         func offer(_ json: UnsafeBufferPointer<UInt8>) throws -> Bool {

@@ -74,12 +74,12 @@ struct SegmentCompaction: Sendable {
         // (GRDB's async read needs a Sendable result; rows are not).
         let blobs = try await pool.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT firstSeq, receivedAt, keys, payload FROM batch WHERE id IN (\(placeholders)) ORDER BY firstSeq",
+                db, sql: "SELECT firstSeq, receivedAt, rawBytes, keys, payload FROM batch WHERE id IN (\(placeholders)) ORDER BY firstSeq",
                 arguments: StatementArguments(ids)
             ).map {
                 RowBlobs(
-                    firstSeq: $0["firstSeq"], receivedAt: $0["receivedAt"], keys: [UInt8]($0["keys"] as Data),
-                    payload: $0["payload"] as Data)
+                    firstSeq: $0["firstSeq"], receivedAt: $0["receivedAt"], rawBytes: $0["rawBytes"],
+                    keys: [UInt8]($0["keys"] as Data), payload: $0["payload"] as Data)
             }
         }
         guard blobs.count == rows.count else { return nil }
@@ -164,7 +164,7 @@ extension SegmentCompaction {
         for n in blocks.indices {
             guard let block = blocks[n].take() else { continue }
             // Slices of the row's inflated payload: no copy per line.
-            let lines = try block.lines(rows[n].payload)
+            let lines = try block.lines(rows[n].payload, rawBytes: rows[n].rawBytes)
             inflated.take(lines.byteCount)
             for i in block.keys.indices {
                 try writer.append(id: block.id(i), receivedAt: block.receivedAt(i), keys: block.keys[i], json: lines.slice(i))
@@ -207,6 +207,7 @@ private struct MergedSegment: Sendable {
 private struct RowBlobs: Sendable {
     let firstSeq: Int64
     let receivedAt: Int64
+    let rawBytes: Int
     let keys: [UInt8]
     let payload: Data
 }

@@ -124,8 +124,9 @@ struct StoredBlock {
     func receivedAt(_ i: Int) -> Int64 { received?[i] ?? rowReceivedAt }
 
     /// The lines of the records held, from the row's payload blob: only the parts held are
-    /// inflated.
-    func lines(_ payloadBlob: Data) throws -> Lines {
+    /// inflated. `rawBytes` is the row's column of that name: a batch's inflated payload size, which
+    /// lets it be inflated in one call into an array of that size.
+    func lines(_ payloadBlob: Data, rawBytes: Int? = nil) throws -> Lines {
         try payloadBlob.withUnsafeBytes { (blob: UnsafeRawBufferPointer) throws -> Lines in
             var out: [BatchLines] = []
             out.reserveCapacity(parts.count)
@@ -138,6 +139,8 @@ struct StoredBlock {
                         stream = UnsafeRawBufferPointer(rebasing: blob[range])
                     }
                     text = try Segment.decodePayload(stream, keys: segment, sizes: part.sizes)
+                } else if let rawBytes {
+                    text = try Inflate.decompress(blob, format: .zlib, expectedSize: rawBytes)
                 } else {
                     text = try Inflate.decompress(blob.bindMemory(to: UInt8.self), format: .zlib)
                 }

@@ -15,7 +15,8 @@ public enum HotPath: String, CaseIterable, Sendable {
     case commit
     /// A time range + app query over a store holding 20,000 events.
     case scan
-    /// Presenting stored records to a caller without the `pii` scope (`RecordVisibility`).
+    /// Presenting stored records to a caller without the `pii` scope (`RecordVisibility`, one
+    /// per operation as the daemon makes one per request).
     case render
     /// The commit's in-memory rollup update for each event (`RollupDeltaProbe`).
     case rollup

@@ -7,11 +7,11 @@ import Foundation
 /// the raw value cannot be recovered or guessed by hashing candidate UPNs without the key
 /// (that is why this is an HMAC, not a plain hash). The key is `PseudonymKeyFile`'s.
 public struct Pseudonymizer: Sendable {
-    /// Raw key bytes: `SymmetricKey` is not `Sendable` in this swift-crypto version.
-    private let keyBytes: [UInt8]
+    /// The key, its pads hashed once (`KeyedMAC`).
+    private let keyed: KeyedMAC
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    public init(key: SymmetricKey) { keyBytes = key.withUnsafeBytes { Array($0) } }
+    public init(key: SymmetricKey) { keyed = KeyedMAC(key: key) }
 
     /// The pseudonym of a person's identity (UPN): `user-` and 24 hex digits. The one
     /// function behind every place an identity is hidden — `identity` fields and e-mail
@@ -25,7 +25,13 @@ public struct Pseudonymizer: Sendable {
     /// The pseudonym shown in place of a value: `user-3f9a...` style, tagged with its kind.
     /// Values are compared case-insensitively (UPNs, e-mail addresses, GUIDs are).
     public func pseudonym(_ value: String, kind: String) -> String {
-        "\(kind)-\(mac("\(kind):\(value.lowercased())"))"
+        pseudonym(message: "\(kind):\(value.lowercased())", kind: kind)
+    }
+
+    /// The same pseudonym from the message `pseudonym(_:kind:)` authenticates: `kind`, `:`
+    /// and the value lower-cased. For a caller that has made it already (as a cache key).
+    func pseudonym(message: String, kind: String) -> String {
+        "\(kind)-\(mac(message))"
     }
 
     /// A keyed digest of text shown as withheld (`text-` and 24 hex digits): equal texts
@@ -38,14 +44,17 @@ public struct Pseudonymizer: Sendable {
     /// Hex of the first 12 bytes of HMAC-SHA256(key, message): short enough to read, long
     /// enough not to collide in any realistic fleet.
     private func mac(_ message: String) -> String {
-        let code = HMAC<SHA256>.authenticationCode(for: Data(message.utf8), using: SymmetricKey(data: keyBytes))
+        var message = message
+        let code = message.withUTF8 { keyed.code(UnsafeRawBufferPointer($0)) }
         // Hex by table: `String(format:)` per byte cost more than the HMAC itself.
-        var hex: [UInt8] = []
-        hex.reserveCapacity(24)
-        for byte in code.prefix(12) {
-            hex.append(Self.hexDigits[Int(byte >> 4)])
-            hex.append(Self.hexDigits[Int(byte & 0x0F)])
+        return code.withUnsafeBytes { bytes in
+            String(unsafeUninitializedCapacity: 24) { hex in
+                for i in 0..<12 {
+                    hex[2 * i] = Self.hexDigits[Int(bytes[i] >> 4)]
+                    hex[2 * i + 1] = Self.hexDigits[Int(bytes[i] & 0x0F)]
+                }
+                return 24
+            }
         }
-        return String(decoding: hex, as: UTF8.self)
     }
 }

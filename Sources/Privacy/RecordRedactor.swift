@@ -36,7 +36,8 @@ public struct RecordRedactor: Sendable {
 
     public mutating func pseudonym(_ value: String, kind: String) -> String {
         if let recent, recent.value == value, recent.kind == kind { return recent.pseudonym }
-        let made = cache.value(for: kind + ":" + value.lowercased()) { pseudonymizer.pseudonym(value, kind: kind) }
+        let message = kind + ":" + value.lowercased()
+        let made = cache.value(for: message) { pseudonymizer.pseudonym(message: message, kind: kind) }
         recent = (kind, value, made)
         return made
     }

@@ -208,11 +208,11 @@ struct EnvironmentRetention: Sendable {
         for id in ids {
             guard
                 let row = try Row.fetchOne(
-                    db, sql: "SELECT id, firstSeq, receivedAt, keys, payload, levelMask FROM batch WHERE id = ?", arguments: [id])
+                    db, sql: "SELECT id, firstSeq, receivedAt, keys, payload, rawBytes, levelMask FROM batch WHERE id = ?", arguments: [id])
             else { continue }
             let block = try StoredBlock(keysBlob: [UInt8](row["keys"] as Data), firstSeq: row["firstSeq"], receivedAt: row["receivedAt"])
             var keys = block.keys
-            let stored = try block.lines(row["payload"] as Data)
+            let stored = try block.lines(row["payload"] as Data, rawBytes: row["rawBytes"])
             var lines = keys.indices.map { stored.line($0) }
             for i in keys.indices where keys[i].level == .verbose {
                 var w = JSONWriter(capacity: 160)
@@ -237,19 +237,25 @@ struct EnvironmentRetention: Sendable {
             }
             let newPayload: [UInt8]
             let newKeys: [UInt8]
+            // `rawBytes` follows the rewritten payload: readers inflate at that size, and the
+            // compactor plans merges by it.
+            let newRawBytes: Int
             if block.isSegment {
                 let records = lines.indices.map { i in
                     Segment.Record(id: block.id(i), receivedAt: block.receivedAt(i), keys: keys[i], json: lines[i][...])
                 }
                 let encoded = try GroupedSegment.encode(records)
-                (newKeys, newPayload) = (encoded.keys, encoded.payload)
+                (newKeys, newPayload, newRawBytes) = (encoded.keys, encoded.payload, encoded.rawBytes)
             } else {
                 newPayload = try Deflate.compress(joined, level: level)
                 newKeys = try Deflate.compress(KeysBlock.encode(keys), level: level)
+                newRawBytes = joined.count
             }
             try db.execute(
-                sql: "UPDATE batch SET payload = ?, keys = ?, storedBytes = ?, levelMask = levelMask | ? WHERE id = ?",
-                arguments: [Data(newPayload), Data(newKeys), newPayload.count + newKeys.count, verboseScrubbedBit, row["id"] as Int64])
+                sql: "UPDATE batch SET payload = ?, keys = ?, rawBytes = ?, storedBytes = ?, levelMask = levelMask | ? WHERE id = ?",
+                arguments: [
+                    Data(newPayload), Data(newKeys), newRawBytes, newPayload.count + newKeys.count, verboseScrubbedBit, row["id"] as Int64,
+                ])
         }
         return scrubbed
     }

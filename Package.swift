@@ -62,6 +62,10 @@ let package = Package(
         .systemLibrary(
             name: "CZlib", pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]),
+        // Reads of stored zlib blocks of known size (zlib itself writes them).
+        .systemLibrary(
+            name: "CLibdeflate", pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(
             name: "CSystemd", pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]),
@@ -73,7 +77,7 @@ let package = Package(
 
         // MARK: Libraries
         .target(name: "TelemetryModel", swiftSettings: strictLanguage),
-        .target(name: "Compression", dependencies: ["CZlib"], swiftSettings: strictLanguage),
+        .target(name: "Compression", dependencies: ["CZlib", "CLibdeflate"], swiftSettings: strictLanguage),
         // What every backend shares and every caller programs against: the `RecordStore`,
         // `CommitQueue`, `RetentionStore` and `Spool` protocols, queries, requests, stored
         // records, incidents, retention and the disk guard. No GRDB, no SQLite.

@@ -11,7 +11,8 @@
 # Knobs: AB_SECONDS (ingest, default 25), AB_ROUNDS (2), AB_BUNDLE_RECORDS (100000),
 # AB_RATE (the fixed ingest rate, default 20000/s), AB_ENV_A / AB_ENV_B (space-separated
 # VAR=value pairs for that side's daemons, e.g. AB_ENV_B="GLIBC_TUNABLES=glibc.malloc.arena_max=4"
-# with the same build on both sides), AB_KEEP=1 keeps the data directories (printed at the
+# with the same build on both sides), AB_FRESH=1 (no compaction on either side: reads of
+# fresh batches), AB_KEEP=1 keeps the data directories (printed at the
 # end) for a closer look.
 # Prints one JSON object per measurement and a table; the daemon's CPU time, minor page
 # faults and, for ingest, the bytes it read and wrote per record are read from /proc (faults
@@ -28,6 +29,12 @@ BUNDLE_RECORDS=${AB_BUNDLE_RECORDS:-100000}
 RATE=${AB_RATE:-20000}
 read -r -a ENV_A <<<"${AB_ENV_A:-}"
 read -r -a ENV_B <<<"${AB_ENV_B:-}"
+# AB_FRESH=1: both sides hold compaction off throughout, so the reads are of fresh batches
+# (what a live dashboard reads) rather than of compacted segments.
+if [ "${AB_FRESH:-0}" = 1 ]; then
+  ENV_A+=(MAMTELEMETRY_STORE_COMPACT_AFTER_SECONDS=31536000)
+  ENV_B+=(MAMTELEMETRY_STORE_COMPACT_AFTER_SECONDS=31536000)
+fi
 TMP=$(mktemp -d /tmp/mamtelemetry-ab.XXXXXX)
 OUT=${3:-$TMP/out}
 mkdir -p "$OUT"

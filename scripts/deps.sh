@@ -3,7 +3,7 @@
 # Safe to run again: apt-get skips what is installed. Pass "test" for the test-only tools,
 # "bench" for the benchmark's peers, "soak" for the soak's tools.
 set -euo pipefail
-need=(pkg-config zlib1g-dev libsystemd-dev libsqlite3-dev libarchive-dev systemd curl)
+need=(pkg-config zlib1g-dev libdeflate-dev libsystemd-dev libsqlite3-dev libarchive-dev systemd curl)
 if [[ "${1:-}" == "test" ]]; then
   # chromium: the browser the console tests drive (Playwright launches it by path).
   # dpkg-dev and groff-base: the package test builds the .deb and renders its man pages.

@@ -50,16 +50,29 @@ extension Inflate {
 
 extension Inflate {
     /// Inflates a block whose inflated size a row records beside it, where rows that older
-    /// versions wrote may have counted differently: in one zlib call straight into an array of
-    /// that size when the stream is exactly that long (every row this version writes), and
-    /// through the streaming path otherwise, whose checks and errors then apply. A mismatch
-    /// costs a second inflation, never a refusal of a readable row.
+    /// versions wrote may have counted differently: whole, straight into an array of that size,
+    /// when the stream is exactly that long (every row this version writes; zlib streams by
+    /// libdeflate, `WholeBufferInflate`), and through the streaming path otherwise, whose checks
+    /// and errors then apply. A mismatch costs a second inflation, never a refusal of a
+    /// readable row.
     public static func decompress(_ input: UnsafeRawBufferPointer, format: ZlibFormat, expectedSize: Int) throws -> [UInt8] {
-        if (0...Limits.trusted.maxOutputBytes).contains(expectedSize),
-            let output = try? decompress(input, format: format, exactSize: expectedSize)
-        {
-            return output
+        if (0...Limits.trusted.maxOutputBytes).contains(expectedSize) {
+            if format == .zlib {
+                if let output = WholeBufferInflate.zlib(input, size: expectedSize) { return output }
+            } else if let output = try? decompress(input, format: format, exactSize: expectedSize) {
+                return output
+            }
         }
         return try decompress(input.bindMemory(to: UInt8.self), format: format)
+    }
+}
+
+extension Inflate {
+    /// Inflates a zlib block the daemon wrote itself whose inflated size is not recorded (a
+    /// fresh batch's keys block): whole, by libdeflate (`WholeBufferInflate`), and through the
+    /// streaming path when that fails, whose checks and errors then apply.
+    public static func decompressStored(_ input: UnsafeRawBufferPointer) throws -> [UInt8] {
+        if let output = WholeBufferInflate.zlib(input, limit: Limits.trusted.maxOutputBytes) { return output }
+        return try decompress(input.bindMemory(to: UInt8.self), format: .zlib)
     }
 }

@@ -61,18 +61,39 @@ enum KeysBlock {
     /// Reads a block back; anything `encode` could not have written (another version, a
     /// count or index past the block, a flag byte out of range, bytes left over) throws
     /// ``StoreError/corruptBlock(_:)`` rather than yield keys that would misfile records.
-    static func decode(_ bytes: [UInt8]) throws -> [RecordKeys] {
+    ///
+    /// With `app` (a query or stats scan filtered by app), records of other apps come back
+    /// with their time, app, status, duration, success and level but empty strings otherwise:
+    /// the caller's app filter drops them first, and a table string is made only when a
+    /// record that can match refers to it (a fresh batch holds every app's records, and
+    /// making every device's and session's `String` was most of decoding it). The block is
+    /// checked as fully either way.
+    static func decode(_ bytes: [UInt8], app: String? = nil) throws -> [RecordKeys] {
         var r = ByteReader(bytes)
         guard try r.byte() == version else { throw StoreError.corruptBlock("unknown keys block version") }
         let stringCount = try r.varint()
         guard stringCount <= UInt64(bytes.count) else { throw StoreError.corruptBlock("string table larger than block") }
-        var strings: [String] = []
-        strings.reserveCapacity(Int(stringCount))
-        for _ in 0..<stringCount { strings.append(try r.string()) }
-        func string() throws -> String {
+        // The table as byte ranges; each `String` is made the first time a record needs it.
+        var ranges: [Range<Int>] = []
+        ranges.reserveCapacity(Int(stringCount))
+        for _ in 0..<stringCount {
+            let length = try r.varint()
+            guard length <= UInt64(bytes.count - r.offset) else { throw StoreError.corruptBlock("string past end") }
+            ranges.append(r.offset..<r.offset + Int(length))
+            r.offset += Int(length)
+        }
+        var strings = [String?](repeating: nil, count: ranges.count)
+        func reference() throws -> Int {
             let i = try r.varint()
-            guard i < UInt64(strings.count) else { throw StoreError.corruptBlock("string index out of range") }
-            return strings[Int(i)]
+            guard i < UInt64(ranges.count) else { throw StoreError.corruptBlock("string index out of range") }
+            return Int(i)
+        }
+        func string() throws -> String {
+            let i = try reference()
+            if let made = strings[i] { return made }
+            let made = String(decoding: bytes[ranges[i]], as: UTF8.self)
+            strings[i] = made
+            return made
         }
         let count = try r.varint()
         guard count <= UInt64(bytes.count) else { throw StoreError.corruptBlock("record count larger than block") }
@@ -81,10 +102,17 @@ enum KeysBlock {
         var time: Int64 = 0
         for _ in 0..<count {
             time &+= unzigzag(try r.varint())
-            var k = RecordKeys(
-                time: time, appId: try string(), deviceId: try string(), sessionId: try string(),
-                identity: try string(), name: try string(), detail: try string())
-            k.incident = try string()
+            let appId = try string()
+            var k: RecordKeys
+            if let app, appId != app {
+                for _ in 0..<6 { _ = try reference() }
+                k = RecordKeys(time: time, appId: appId)
+            } else {
+                k = RecordKeys(
+                    time: time, appId: appId, deviceId: try string(), sessionId: try string(),
+                    identity: try string(), name: try string(), detail: try string())
+                k.incident = try string()
+            }
             k.statusCode = statusCode(ofCode: try r.varint())
             switch try r.byte() {
             case 0: break

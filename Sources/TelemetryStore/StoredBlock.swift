@@ -40,7 +40,9 @@ struct StoredBlock {
     }
 
     /// Decodes a row's keys blob; `firstSeq` and `receivedAt` are the row's columns. With
-    /// `app`, a grouped segment's groups of other apps are left out.
+    /// `app`, a grouped segment's groups of other apps are left out, and a batch's records of
+    /// other apps keep only their time, app, status and flags (`KeysBlock.decode(_:app:)`):
+    /// a caller that passes `app` filters by it before it reads anything else.
     init(keysBlob: [UInt8], firstSeq: Int64, receivedAt: Int64, app: String? = nil) throws {
         self.firstSeq = firstSeq
         rowReceivedAt = receivedAt
@@ -72,7 +74,7 @@ struct StoredBlock {
                 (keys, ids, received, placement) = Self.merge(decoded)
             }
         default:
-            let decoded = try KeysBlock.decode(Inflate.decompress(keysBlob, format: .zlib))
+            let decoded = try KeysBlock.decode(keysBlob.withUnsafeBytes { try Inflate.decompressStored($0) }, app: app)
             keys = decoded
             ids = nil
             received = nil

@@ -4,7 +4,7 @@ import Testing
 @testable import Compression
 
 /// Blocks the daemon wrote itself are inflated in one call into an array of the size recorded
-/// beside them. `exactSize` refuses a stream of any other length; `expectedSize` (a row an
+/// beside them (zlib streams by libdeflate, held here against zlib's streaming path). `exactSize` refuses a stream of any other length; `expectedSize` (a row an
 /// older version may have counted differently) falls back to the streaming path, so for every
 /// generated stream and every size, right or wrong, it answers exactly what the streaming path
 /// answers: the same bytes, or the same error.
@@ -22,6 +22,19 @@ import Testing
             }
         }
         return Array(out.prefix(count))
+    }
+
+    /// `plain` deflated at a random level; half of the streams damaged: a flipped byte, cut
+    /// short, or followed by more bytes.
+    static func deflated(_ plain: [UInt8], _ random: inout SeededRandom) throws -> [UInt8] {
+        var stream = try Deflate.compress(plain, level: Int32(random.below(10)))
+        switch random.below(6) {
+        case 0 where stream.count > 2: stream[2 + random.below(stream.count - 2)] ^= UInt8(1 + random.below(255))
+        case 1 where stream.count > 1: stream.removeLast(1 + random.below(stream.count - 1))
+        case 2: stream += (0...random.below(8)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        default: break
+        }
+        return stream
     }
 
     static func streaming(_ stream: [UInt8]) -> Result<[UInt8], CompressionError> {
@@ -42,18 +55,15 @@ import Testing
         for round in 0..<200 {
             let length = round < 20 ? round : random.below(300_000)
             let plain = Self.text(length, &random)
-            var stream = try Deflate.compress(plain, level: Int32(random.below(10)))
-            // A third of the streams are damaged: a flipped byte, or cut short.
-            switch random.below(6) {
-            case 0 where stream.count > 2: stream[2 + random.below(stream.count - 2)] ^= UInt8(1 + random.below(255))
-            case 1 where stream.count > 1: stream.removeLast(1 + random.below(stream.count - 1))
-            default: break
-            }
+            let stream = try Self.deflated(plain, &random)
             let reference = Self.streaming(stream)
             let sizes = [length, length - 1, length + 1, 0, -1, random.below(length + 2), Int.max]
             for size in sizes {
                 #expect(Self.expected(stream, size: size) == reference, "round \(round): \(length) bytes told \(size)")
             }
+            // libdeflate answers exactly the streams zlib inflates to the recorded size, and no others.
+            let whole = stream.withUnsafeBytes { WholeBufferInflate.zlib($0, size: length) }
+            #expect(whole == (try? reference.get()).flatMap { $0.count == length ? $0 : nil }, "round \(round)")
             if case .success(let bytes) = reference {
                 #expect(bytes == plain)
                 #expect(try Self.exact(stream, size: length).get() == plain)
@@ -65,6 +75,23 @@ import Testing
             } else {
                 #expect(throws: CompressionError.self) { try Self.exact(stream, size: length).get() }
             }
+        }
+    }
+
+    /// A stored block of unrecorded size answers what the streaming path answers, for streams
+    /// that compress by more than the first guess (a decode into a larger buffer) and damaged ones.
+    @Test func aBlockOfUnrecordedSizeAnswersWhatTheStreamingPathAnswers() throws {
+        var random = SeededRandom(seed: 0x5702_ED00)
+        for round in 0..<200 {
+            let length = round < 10 ? round : random.below(200_000)
+            // Every fourth text is one byte repeated: it deflates about 1,000 to 1.
+            let plain = round % 4 == 3 ? [UInt8](repeating: 0x61, count: length) : Self.text(length, &random)
+            let stream = try Self.deflated(plain, &random)
+            let reference = Self.streaming(stream)
+            let stored = Result { try stream.withUnsafeBytes { try Inflate.decompressStored($0) } }.mapError { $0 as! CompressionError }
+            #expect(stored == reference, "round \(round): \(length) bytes")
+            let whole = stream.withUnsafeBytes { WholeBufferInflate.zlib($0, limit: Inflate.Limits.trusted.maxOutputBytes) }
+            #expect(whole == (try? reference.get()), "round \(round): libdeflate decodes exactly what zlib does")
         }
     }
 }

@@ -34,6 +34,42 @@ import Testing
         #expect(decoded[9].durationMs?.sign == .minus)
     }
 
+    /// Decoded for one app (a filtered query or stats scan), that app's records are whole and
+    /// every other record keeps what the filter and the page need (time, app, status, flags):
+    /// for each app of the block, for an app it does not hold, and for generated blocks.
+    @Test func aDecodeForOneAppKeepsThatAppsRecordsWhole() throws {
+        var rng = SeededRandom(seed: PropertyScale.seed(0x4150_5053))
+        var blocks = [Self.sample]
+        for _ in 0..<PropertyScale.cases(40) {
+            blocks.append(
+                (0..<rng.below(300)).map { i in
+                    RecordKeys(
+                        time: Int64(rng.below(1_000_000)), appId: rng.pick(["a", "com.contoso.outlook", "com.contoso.teams", ""]),
+                        deviceId: "device-\(rng.below(50))", sessionId: "s-\(i)", identity: rng.pick(["", "jane@contoso.com"]),
+                        name: rng.pick(["AppLaunch", ""]), detail: "d\(rng.below(3))", statusCode: rng.below(2) == 0 ? nil : rng.below(600),
+                        durationMs: rng.below(2) == 0 ? nil : Double(rng.below(1_000)), succeeded: rng.pick([nil, true, false]),
+                        level: rng.pick([nil, .verbose, .error]), incident: rng.pick(["", "INC1"]))
+                })
+        }
+        for keys in blocks {
+            let bytes = KeysBlock.encode(keys)
+            for app in Set(keys.map(\.appId)).union(["com.absent"]) {
+                let decoded = try KeysBlock.decode(bytes, app: app)
+                #expect(decoded.count == keys.count)
+                for (got, written) in zip(decoded, keys) {
+                    if written.appId == app {
+                        #expect(got == written)
+                    } else {
+                        var kept = RecordKeys(time: written.time, appId: written.appId)
+                        (kept.statusCode, kept.durationMs) = (written.statusCode, written.durationMs)
+                        (kept.succeeded, kept.level) = (written.succeeded, written.level)
+                        #expect(got == kept)
+                    }
+                }
+            }
+        }
+    }
+
     /// Whatever keys a caller hands the store, encoding cannot trap: `Int.min`, whose zig-zag
     /// code + 1 does not fit, is kept as `Int.min + 1`; every other value and every double
     /// (infinities, NaN, 1e19) comes back as given, in a batch and in a compacted segment.
@@ -102,6 +138,9 @@ import Testing
             #expect(throws: StoreError.self, "prefix of \(length) of \(bytes.count) bytes") {
                 try KeysBlock.decode(Array(bytes.prefix(length)))
             }
+            #expect(throws: StoreError.self, "prefix of \(length) of \(bytes.count) bytes, for one app") {
+                try KeysBlock.decode(Array(bytes.prefix(length)), app: "com.contoso.1")
+            }
         }
     }
 
@@ -114,6 +153,8 @@ import Testing
         // Version, one string ("a"), one record: time 0, then a reference to string 5.
         let bytes: [UInt8] = [KeysBlock.version, 1, 1, 0x61, 1, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
         #expect(throws: StoreError.self) { try KeysBlock.decode(bytes) }
+        // A record of another app than the one asked for is checked as fully.
+        #expect(throws: StoreError.self) { try KeysBlock.decode(bytes, app: "b") }
     }
 
     @Test func outOfRangeFlagBytesAreRejected() throws {

@@ -49,7 +49,7 @@ import Testing
         #expect(texts[1].contains("\"expired\":true"))
         #expect(texts[4].contains("recent verbose"))  // younger than the verbose retention
         // A rewritten row records its new inflated size: readers inflate at it, the compactor plans by it.
-        let rows = try await f.store.databases[.prod].pool.read { try Row.fetchAll($0, sql: "SELECT rawBytes, payload FROM batch") }
+        let rows = try f.store.databases[.prod].pool.read { try Row.fetchAll($0, sql: "SELECT rawBytes, payload FROM batch") }
         #expect(rows.count == 2)
         for row in rows {
             let inflated = try Inflate.decompress([UInt8](row["payload"] as Data), format: .zlib)

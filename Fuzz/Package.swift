@@ -5,7 +5,7 @@ import PackageDescription
 ///
 /// The root package exposes only executable products, so another package cannot import its
 /// library targets. Instead this package compiles the same sources: `scripts/fuzz.sh` links
-/// `Sources/TelemetryModel`, `Sources/Compression`, `Sources/InfoPlist` and `Sources/CZlib` here (SwiftPM wants
+/// `Sources/TelemetryModel`, `Sources/Compression`, `Sources/InfoPlist`, `Sources/CZlib` and `Sources/CLibdeflate` here (SwiftPM wants
 /// target paths inside the package root; `Sources/OTLP` too, whose only outside dependency is
 /// the SwiftProtobuf runtime, and `Sources/Privacy`, whose only one is swift-crypto once its presenter conformance is left out), and the test oracle
 /// `Tests/TextExportReference`. Build only with `scripts/fuzz.sh`, which passes
@@ -18,9 +18,10 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        .systemLibrary(name: "CLibdeflate", path: "Sources/CLibdeflate"),
         .systemLibrary(name: "CLibFuzzer"),
         .target(name: "TelemetryModel", path: "Sources/TelemetryModel"),
-        .target(name: "Compression", dependencies: ["CZlib"], path: "Sources/Compression"),
+        .target(name: "Compression", dependencies: ["CZlib", "CLibdeflate"], path: "Sources/Compression"),
         .target(name: "InfoPlist", dependencies: ["TelemetryModel"], path: "Sources/InfoPlist"),
         .target(name: "TextExportReference", dependencies: ["TelemetryModel"], path: "Sources/TextExportReference"),
         .target(

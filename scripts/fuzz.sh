@@ -32,7 +32,7 @@ targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(FuzzEventDecoder FuzzTextLog FuzzContentDecoding FuzzPlist FuzzOTLP FuzzRedactor FuzzCanonicalJSON)
 
 # SwiftPM wants target sources inside the package root: link the root package's.
-for module in TelemetryModel Compression CZlib OTLP InfoPlist Privacy; do
+for module in TelemetryModel Compression CZlib CLibdeflate OTLP InfoPlist Privacy; do
     ln -sfn "../../Sources/$module" "Sources/$module"
 done
 ln -sfn ../../Tests/TextExportReference Sources/TextExportReference

@@ -3,8 +3,8 @@ import CLibdeflate
 /// zlib streams inflated whole with libdeflate when their inflated size is known: a stored
 /// batch's payload, written by zlib, whose `rawBytes` the row records. libdeflate decodes a
 /// buffer at once (no stream state kept between calls, a vectorised Adler-32) at about 2.5x
-/// zlib 1.2.13's `inflate` on the daemon's batches (BENCHMARKS.md, "Fresh reads"), and a
-/// fresh read is mostly that. It answers only when the stream is exactly `size` bytes long,
+/// zlib 1.2.13's `inflate` on the daemon's batches, and a fresh read is mostly that
+/// (BENCHMARKS.md, "Reads: the daemon profiled"). It answers only when the stream is exactly `size` bytes long,
 /// uses all of its input and checks out; anything else is left to zlib's streaming path, whose
 /// checks and error messages then apply. No preset dictionaries (segments use zlib).
 ///

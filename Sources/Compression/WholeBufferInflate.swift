@@ -23,16 +23,9 @@ enum WholeBufferInflate {
         defer { libdeflate_free_decompressor(decompressor) }
         var capacity = min(max(input.count * sizeGuessRatio, 4096), limit)
         while true {
-            var consumed = 0
-            var produced = 0
-            var result = LIBDEFLATE_BAD_DATA
-            let output = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
-                result = libdeflate_zlib_decompress_ex(
-                    decompressor, input.baseAddress, input.count, buffer.baseAddress, buffer.count, &consumed, &produced)
-                initialized = result == LIBDEFLATE_SUCCESS ? produced : 0
-            }
-            switch result {
-            case LIBDEFLATE_SUCCESS where consumed == input.count: return output
+            let attempt = decode(input, capacity: capacity, with: decompressor)
+            switch attempt.result {
+            case LIBDEFLATE_SUCCESS where attempt.consumed == input.count: return attempt.output
             case LIBDEFLATE_INSUFFICIENT_SPACE where capacity < limit:
                 capacity = min(capacity.multipliedReportingOverflow(by: 4).partialValue, limit)
             default: return nil
@@ -45,16 +38,25 @@ enum WholeBufferInflate {
     static func zlib(_ input: UnsafeRawBufferPointer, size: Int) -> [UInt8]? {
         guard size >= 0, let decompressor = libdeflate_alloc_decompressor() else { return nil }
         defer { libdeflate_free_decompressor(decompressor) }
-        var consumed = 0
-        var produced = 0
-        var result = LIBDEFLATE_BAD_DATA
         // One byte spare, so that a longer stream shows as output past `size`, not as success.
-        let output = [UInt8](unsafeUninitializedCapacity: size + 1) { buffer, initialized in
+        let attempt = decode(input, capacity: size + 1, with: decompressor)
+        guard attempt.result == LIBDEFLATE_SUCCESS, attempt.output.count == size, attempt.consumed == input.count else { return nil }
+        return attempt.output
+    }
+
+    /// One libdeflate call into an array of `capacity` bytes: its result, the bytes it produced
+    /// (none unless it succeeded) and how much input it used.
+    private static func decode(
+        _ input: UnsafeRawBufferPointer, capacity: Int, with decompressor: OpaquePointer
+    ) -> (result: libdeflate_result, output: [UInt8], consumed: Int) {
+        var consumed = 0
+        var result = LIBDEFLATE_BAD_DATA
+        let output = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+            var produced = 0
             result = libdeflate_zlib_decompress_ex(
                 decompressor, input.baseAddress, input.count, buffer.baseAddress, buffer.count, &consumed, &produced)
-            initialized = result == LIBDEFLATE_SUCCESS ? min(produced, size) : 0
+            initialized = result == LIBDEFLATE_SUCCESS ? produced : 0
         }
-        guard result == LIBDEFLATE_SUCCESS, produced == size, consumed == input.count else { return nil }
-        return output
+        return (result, output, consumed)
     }
 }

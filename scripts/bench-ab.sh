@@ -5,15 +5,15 @@
 # caller with pii: json, ndjson, bundle) and as a caller without pii (a read+bundle token:
 # json-read, ndjson-read, bundle-read), then ingest into an empty one (a 10 s closed loop,
 # then 10 s at a fixed rate), alternated ROUNDS times so a noisy minute hits both. The data
-# is written once, by build A with compaction held off; each build then compacts its copy in
+# is written once, by build A with compaction held off (AB_OWN_SEED=1: by each build); each build then compacts its copy in
 # its own segment format before it is read, so a change of format is measured too.
 #   scripts/bench-ab.sh A_BIN_DIR B_BIN_DIR [OUT_DIR]
 # Knobs: AB_SECONDS (ingest, default 25), AB_ROUNDS (2), AB_BUNDLE_RECORDS (100000),
 # AB_RATE (the fixed ingest rate, default 20000/s), AB_ENV_A / AB_ENV_B (space-separated
 # VAR=value pairs for that side's daemons, e.g. AB_ENV_B="GLIBC_TUNABLES=glibc.malloc.arena_max=4"
 # with the same build on both sides), AB_FRESH=1 (no compaction on either side: reads of
-# fresh batches), AB_KEEP=1 keeps the data directories (printed at the
-# end) for a closer look.
+# fresh batches), AB_OWN_SEED=1 (each build writes the data it reads), AB_KEEP=1 keeps the
+# data directories (printed at the end) for a closer look.
 # Prints one JSON object per measurement and a table; the daemon's CPU time, minor page
 # faults and, for ingest, the bytes it read and wrote per record are read from /proc (faults
 # and bytes do not depend on the CPU's speed or its other load).
@@ -41,7 +41,7 @@ mkdir -p "$OUT"
 DPID=""
 cleanup() {
   stop_pid "$DPID"
-  if [ "${AB_KEEP:-0}" = 1 ]; then echo "data kept in $TMP"; else rm -rf "$TMP/seed" "$TMP/seed-history" "$TMP"/a* "$TMP"/b* "$TMP/dump"; fi
+  if [ "${AB_KEEP:-0}" = 1 ]; then echo "data kept in $TMP"; else rm -rf "$TMP"/seed* "$TMP"/a* "$TMP"/b* "$TMP/dump"; fi
 }
 at_exit cleanup
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -61,15 +61,26 @@ start() { # BIN DIR [env...]: starts a daemon on DIR, sets DPID and URL
 }
 stop() { stop_pid "$DPID"; DPID=""; }
 
-echo "== seeding with A ($SECONDS_INGEST s of the load generator, compaction held off)"
-mkdir -p "$TMP/seed"
-start "$A" "$TMP/seed" MAMTELEMETRY_STORE_COMPACT_AFTER_SECONDS=31536000
-load_generator "$A" --dump "$TMP/dump" --dump-records 100000 >/dev/null
-load_generator "$A" --duration "$SECONDS_INGEST" --concurrency 16 --batch-size 500 --encoding gzip --json >"$OUT/seed.json"
-python3 Benchmarks/baselines.py bundle-seed "$URL" "$TMP/dump" bench-bundle-device "$BUNDLE_RECORDS" >/dev/null
-# A caller without pii (its token is in the copied control database of both sides).
-READ_TOKEN=$("$A/mamtelemetryctl" tokens create --name bench-read --scope read --scope bundle 2>/dev/null)
-stop
+seed() { # BIN DIR: the query data, written by BIN with compaction held off
+  mkdir -p "$2"
+  start "$1" "$2" MAMTELEMETRY_STORE_COMPACT_AFTER_SECONDS=31536000
+  [ -d "$TMP/dump" ] || load_generator "$1" --dump "$TMP/dump" --dump-records 100000 >/dev/null
+  load_generator "$1" --duration "$SECONDS_INGEST" --concurrency 16 --batch-size 500 --encoding gzip --json >"$OUT/$(basename "$2").json"
+  python3 Benchmarks/baselines.py bundle-seed "$URL" "$TMP/dump" bench-bundle-device "$BUNDLE_RECORDS" >/dev/null
+  # A caller without pii (its token is in the control database the side reads).
+  "$1/mamtelemetryctl" tokens create --name bench-read --scope read --scope bundle 2>/dev/null >"$2.read-token"
+  stop
+}
+# AB_OWN_SEED=1: each build writes the data it reads (a change of the layout fresh batches are
+# written in shows only so); otherwise A writes it once and both read copies of it.
+if [ "${AB_OWN_SEED:-0}" = 1 ]; then
+  echo "== seeding each side with its own build ($SECONDS_INGEST s of the load generator, compaction held off)"
+  seed "$A" "$TMP/seed-a"
+  seed "$B" "$TMP/seed-b"
+else
+  echo "== seeding with A ($SECONDS_INGEST s of the load generator, compaction held off)"
+  seed "$A" "$TMP/seed"
+fi
 # History for the stats step, in a data directory of its own (so the query window above does
 # not take it in): events spread over the 720 hours before this one.
 mkdir -p "$TMP/seed-history"
@@ -83,7 +94,13 @@ side_env() { if [ "$1" = b ]; then echo "${ENV_B[@]}"; else echo "${ENV_A[@]}"; 
 for side in a b; do
   bin=$A
   [ "$side" = b ] && bin=$B
-  cp -a "$TMP/seed" "$TMP/$side"
+  if [ "${AB_OWN_SEED:-0}" = 1 ]; then
+    mv "$TMP/seed-$side" "$TMP/$side"
+    mv "$TMP/seed-$side.read-token" "$TMP/$side.read-token"
+  else
+    cp -a "$TMP/seed" "$TMP/$side"
+    cp "$TMP/seed.read-token" "$TMP/$side.read-token"
+  fi
   cp -a "$TMP/seed-history" "$TMP/$side-history"
   # shellcheck disable=SC2046
   start "$bin" "$TMP/$side" $(side_env "$side")
@@ -102,7 +119,7 @@ for round in $(seq 1 "$ROUNDS"); do
     sleep 1
     for what in json ndjson bundle json-read ndjson-read bundle-read stats ingest; do
       token=""
-      case $what in *-read) token=$READ_TOKEN ;; esac
+      case $what in *-read) token=$(cat "$TMP/$side.read-token") ;; esac
       before=$(cpu_ticks "$DPID")
       faults=$(minor_faults "$DPID")
       if [ "${what%-read}" = bundle ]; then

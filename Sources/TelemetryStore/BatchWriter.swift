@@ -40,9 +40,11 @@ struct BatchWriter {
     }
 
     /// Writes `groups` into `batch`, or into `staged_batch` under `staged`, numbering from
-    /// `firstSeq`. Records of one kind keep arrival order across groups. A group whose
-    /// records all survive dedupe stores the batches its request prepared; the survivors of
-    /// the others (retries, and groups too small to prepare) are packed and encoded here.
+    /// `firstSeq`. Records are stored segment by segment (``CommitSegment``: one prepared
+    /// group, or a run of small ones packed together), groups in arrival order, each segment
+    /// laid out by app. A prepared group whose records all survive dedupe stores the batches
+    /// its request encoded; the survivors of the others (retries, and groups too small to
+    /// prepare) are encoded here, in the same layout, so ids always follow the batches.
     mutating func write(_ groups: [BatchCommitter.Group], staged: String?, from firstSeq: Int64) throws -> Written {
         var outcomes = [AppendOutcome](repeating: AppendOutcome(stored: 0, duplicates: 0, ids: []), count: groups.count)
         var times = [(min: Int64, max: Int64)?](repeating: nil, count: groups.count)
@@ -50,16 +52,21 @@ struct BatchWriter {
         var kinds = Set<RecordKind>()
         var sightings = DeviceSightings()
         for kind in RecordKind.allCases {
-            let survivors = try survivors(of: kind, in: groups, outcomes: &outcomes, nextSeq: nextSeq)
-            let stored = survivors.reduce(0) { $0 + $1.indices.count }
+            let segments = CommitSegment.segments(of: kind, in: groups)
+            let kept = try survivors(of: kind, in: segments, groups: groups, outcomes: &outcomes, nextSeq: nextSeq)
+            let stored = kept.segments.reduce(0) { $0 + $1.count }
             guard stored > 0 else { continue }
             if !kindsWritten.subtracting([kind]).isEmpty { try betweenKinds() }
-            for s in survivors where !s.indices.isEmpty {
+            for s in kept.groups where !s.indices.isEmpty {
                 let group = groups[s.group]
                 if s.isWholeGroup, let prepared = group.sightings {
                     sightings.merge(prepared)
                 } else {
                     sightings.merge(DeviceSightings(s.indices.lazy.map { group.records[$0] }, receivedAt: group.receivedAt))
+                }
+                for i in s.indices {
+                    let t = group.records[i].keys.time
+                    times[s.group] = times[s.group].map { (min($0.min, t), max($0.max, t)) } ?? (t, t)
                 }
             }
             kinds.insert(kind)
@@ -68,7 +75,7 @@ struct BatchWriter {
                 // Only survivors are counted, in the transaction that stores them; staged
                 // events are counted when they are published (CrossEnvironmentCommit).
                 var rollups = EventRollupDelta()
-                for s in survivors {
+                for s in kept.groups {
                     let group = groups[s.group]
                     if s.isWholeGroup, let prepared = group.prepared?.rollups {
                         rollups.merge(prepared)
@@ -79,35 +86,26 @@ struct BatchWriter {
                 try rollups.apply(db)
             }
             var seq = nextSeq
-            for s in survivors {
-                for i in s.indices {
-                    outcomes[s.group].ids.append(seq)
-                    outcomes[s.group].stored += 1
-                    seq += 1
-                    let t = groups[s.group].records[i].keys.time
-                    times[s.group] = times[s.group].map { (min($0.min, t), max($0.max, t)) } ?? (t, t)
-                }
-            }
-            // Consecutive survivors without prepared batches are packed together; a group
-            // with prepared batches cuts the run, so ids stay in arrival order.
-            var run: [DecodedRecord] = []
-            var runReceivedAt: Int64 = 0
-            seq = nextSeq
-            for s in survivors {
-                let group = groups[s.group]
-                if s.isWholeGroup, let prepared = group.prepared {
-                    seq = try insertPacked(run, kind: kind, firstSeq: seq, receivedAt: runReceivedAt, staged: staged)
-                    run.removeAll()
+            for (segment, survived) in zip(segments, kept.segments) where survived.count > 0 {
+                if let g = segment.prepared, survived.count == segment.members.count, let prepared = groups[g].prepared {
                     for batch in prepared.batches {
-                        try insert(batch, kind: kind, firstSeq: seq, receivedAt: group.receivedAt, staged: staged)
+                        try insert(batch, kind: kind, firstSeq: seq, receivedAt: segment.receivedAt, staged: staged)
                         seq += Int64(batch.count)
                     }
-                } else if !s.indices.isEmpty {
-                    for i in s.indices { run.append(group.records[i]) }
-                    runReceivedAt = group.receivedAt
+                    continue
+                }
+                // The survivors run by run (both ascending), each run cut and encoded on its own.
+                var next = 0
+                for run in segment.runs {
+                    var records: [DecodedRecord] = []
+                    while next < survived.count, survived[next] < run.upperBound {
+                        let member = segment.members[survived[next]]
+                        records.append(groups[member.group].records[member.index])
+                        next += 1
+                    }
+                    seq = try insertPacked(records, kind: kind, firstSeq: seq, receivedAt: segment.receivedAt, staged: staged)
                 }
             }
-            _ = try insertPacked(run, kind: kind, firstSeq: seq, receivedAt: runReceivedAt, staged: staged)
             nextSeq += Int64(stored)
         }
         for (g, group) in groups.enumerated() {
@@ -125,25 +123,39 @@ struct BatchWriter {
     /// The records of one group that are not retries of stored records.
     private struct Survivors {
         var group: Int
+        /// Positions in the group, ascending.
         var indices: [Int]
         /// Every record of the group survived: its prepared batches hold exactly these.
         var isWholeGroup: Bool
     }
 
-    /// The records of `kind` that do not repeat a stored record, group by group in arrival
-    /// order, noting duplicates in the outcomes. A record's identity is (kind, app, eventId)
-    /// and, for a diagnostic upload's records, its incident: the upload keeps its own copy.
+    /// What dedupe kept of one kind: per segment, the positions in `members` that survived
+    /// (ascending); per group, the records that survived.
+    private struct Kept {
+        var segments: [[Int]]
+        var groups: [Survivors]
+    }
+
+    /// The records of `kind` that do not repeat a stored record, segment by segment in stored
+    /// order (which is also the order ids are given in), noting ids and duplicates in the
+    /// outcomes in the order of each group's records. A record's identity is (kind, app,
+    /// eventId) and, for a diagnostic upload's records, its incident: the upload keeps its
+    /// own copy. Two copies in one commit share an app, so the one that arrived first is kept.
     private func survivors(
-        of kind: RecordKind, in groups: [BatchCommitter.Group], outcomes: inout [AppendOutcome], nextSeq: Int64
-    ) throws -> [Survivors] {
-        var result: [Survivors] = []
+        of kind: RecordKind, in segments: [CommitSegment], groups: [BatchCommitter.Group], outcomes: inout [AppendOutcome],
+        nextSeq: Int64
+    ) throws -> Kept {
+        var kept = Kept(segments: [], groups: [])
+        // The id of each group's records by position (0, below every id: a duplicate), so the outcome lists
+        // them in the request's order without a sort.
+        var seqs = groups.map { $0.kind == kind ? [Int64](repeating: 0, count: $0.records.count) : [] }
         var seq = nextSeq
-        for (g, group) in groups.enumerated() where group.kind == kind {
-            var indices: [Int] = []
-            indices.reserveCapacity(group.records.count)
-            for (index, record) in group.records.enumerated() {
+        for segment in segments {
+            var survived: [Int] = []
+            survived.reserveCapacity(segment.members.count)
+            for (position, member) in segment.members.enumerated() {
+                let record = groups[member.group].records[member.index]
                 if let eventId = record.eventId {
-                    // Records keep arrival order, so a survivor's id is known now.
                     let key = retryKey.key(
                         kind: kind.storedCode, appId: record.keys.appId, eventId: eventId, incident: record.keys.incident)
                     let legacy = try legacyLookup.map {
@@ -160,17 +172,25 @@ struct BatchWriter {
                             } > 0
                     }
                     if !stored {
-                        outcomes[g].duplicates += 1
-                        outcomes[g].duplicateIndices.append(index)
+                        outcomes[member.group].duplicates += 1
+                        outcomes[member.group].duplicateIndices.append(member.index)
                         continue
                     }
                 }
-                indices.append(index)
+                survived.append(position)
+                seqs[member.group][member.index] = seq
                 seq += 1
             }
-            result.append(Survivors(group: g, indices: indices, isWholeGroup: indices.count == group.records.count))
+            kept.segments.append(survived)
         }
-        return result
+        for (g, group) in groups.enumerated() where group.kind == kind {
+            let indices = seqs[g].indices.filter { seqs[g][$0] != 0 }
+            outcomes[g].ids += indices.map { seqs[g][$0] }
+            outcomes[g].stored += indices.count
+            outcomes[g].duplicateIndices.sort()
+            kept.groups.append(Survivors(group: g, indices: indices, isWholeGroup: indices.count == group.records.count))
+        }
+        return kept
     }
 
     /// Encodes and inserts a run of records in as many batches as it takes; returns the seq

@@ -49,6 +49,23 @@ struct PreparedBatch: Sendable {
             payload: try Deflate.compress(payload, level: zlibLevel))
     }
 
+    /// The batches of `records` laid out by app (``AppBatchLayout``): each run cut
+    /// (``cuts(_:configuration:)``) and encoded, runs in order, so the batches hold the
+    /// records in `layout.order`.
+    static func encode(
+        _ records: [DecodedRecord], layout: AppBatchLayout, configuration: StoreConfiguration
+    ) throws -> [PreparedBatch] {
+        var batches: [PreparedBatch] = []
+        for run in layout.runs {
+            // One run is arrival order (the layout of a one-app request): no copy.
+            let runRecords = layout.runs.count == 1 ? records : layout.order[run].map { records[$0] }
+            for range in cuts(runRecords, configuration: configuration) {
+                batches.append(try encode(runRecords[range], zlibLevel: configuration.zlibLevel))
+            }
+        }
+        return batches
+    }
+
     /// Where a run of records is cut into batches: at `maxBatchRecords` records or before a
     /// record that would take the payload past `maxBatchBytes` (a batch holds at least one).
     static func cuts(_ records: [DecodedRecord], configuration: StoreConfiguration) -> [Range<Int>] {
@@ -71,10 +88,12 @@ struct PreparedBatch: Sendable {
 }
 
 /// What a group of one request carries to the committer when it was encoded ahead:
-/// its batches and, for events, its rollup delta, both computed as if every record
-/// survives dedupe. The committer uses them only when none of the group's records turns
+/// its batches (records in ``AppBatchLayout`` order) and, for events, its rollup delta, both
+/// computed as if every record survives dedupe. The committer uses them only when none of the group's records turns
 /// out to be a retry of a stored one; otherwise it encodes the survivors itself.
 struct PreparedGroup: Sendable {
+    /// The order the batches hold the group's records in; the writer numbers them by it.
+    var layout: AppBatchLayout
     var batches: [PreparedBatch]
     var rollups: EventRollupDelta?
 }
@@ -91,16 +110,15 @@ extension BatchCommitter.Group {
         let sightings = DeviceSightings(records, receivedAt: receivedAt)
         copy.sightings = knownDevices.map { sightings.unknown(to: $0) } ?? sightings
         guard records.count >= configuration.minPreparedRecords else { return copy }
-        let batches = try PreparedBatch.cuts(records, configuration: configuration).map {
-            try PreparedBatch.encode(records[$0], zlibLevel: configuration.zlibLevel)
-        }
+        let layout = AppBatchLayout(apps: records.map(\.keys.appId))
+        let batches = try PreparedBatch.encode(records, layout: layout, configuration: configuration)
         var rollups: EventRollupDelta?
         if kind == .event {
             var delta = EventRollupDelta()
             for record in records { delta.add(record.keys, receivedAt: receivedAt) }
             rollups = delta
         }
-        copy.prepared = PreparedGroup(batches: batches, rollups: rollups)
+        copy.prepared = PreparedGroup(layout: layout, batches: batches, rollups: rollups)
         return copy
     }
 }

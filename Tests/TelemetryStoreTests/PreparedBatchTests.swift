@@ -7,8 +7,8 @@ import Testing
 @testable import TelemetryStore
 
 /// Batches encoded by the request before it queues must store exactly what the committer
-/// would have stored: the survivors of dedupe, numbered in arrival order, with rollups
-/// counting only them.
+/// would have stored: the survivors of dedupe, numbered in the order their batches hold them
+/// (arrival order, for one app), with rollups counting only them.
 @Suite struct PreparedBatchTests {
     private static func events(_ ids: Range<Int>, app: String = "com.app") -> [DecodedRecord] {
         ids.map { StoreFixture.event(app: app, device: "d\($0 % 7)", time: 1_000 + Int64($0), eventId: "e\($0)", statusCode: 100) }

@@ -17,7 +17,10 @@ import Testing
         }
         let outcome = try await f.store.append(records, kind: .event, env: .prod, receivedAt: 5, incident: nil)
         #expect(outcome.stored == 300)
-        #expect(outcome.ids == Array(1...300))
+        // Each app gets a batch of its own (AppBatchLayout), and ids follow the batches: com.a,
+        // seen first, takes 1...100 and com.b 101...300, each in its arrival order.
+        #expect(outcome.ids.enumerated().filter { $0.offset % 3 == 0 }.map(\.element) == Array(1...100))
+        #expect(outcome.ids.enumerated().filter { $0.offset % 3 != 0 }.map(\.element) == Array(101...300))
 
         let byApp = try await f.store.query(RecordQuery(kind: .event, app: "com.a", limit: 1000))
         #expect(byApp.records.count == 100)
